@@ -1,0 +1,41 @@
+from __future__ import absolute_import, division, print_function
+
+import io
+import os
+import re
+
+from setuptools import find_packages, setup
+
+here = os.path.dirname(os.path.abspath(__file__))
+with io.open(os.path.join(here, 'tinytornado', '__init__.py'), encoding='utf-8') as f:
+    version = re.search(r"^version = '([^']+)'", f.read(), re.M).group(1)
+with io.open(os.path.join(here, 'README.rst'), encoding='utf-8') as f:
+    long_description = f.read()
+
+setup(
+    name='tinytornado',
+    version=version,
+    description='Tornado-style yield coroutines, an IOLoop and a web crawler, '
+                'on Python 2.7 and 3.6+',
+    long_description=long_description,
+    packages=find_packages(include=['tinytornado', 'tinytornado.*']),
+    python_requires='>=2.7, !=3.0.*, !=3.1.*, !=3.2.*, !=3.3.*, !=3.4.*, !=3.5.*',
+    install_requires=[
+        'six>=1.10',
+        'backports_abc>=0.5',
+        'selectors2>=2.0; python_version < "3"',
+        'monotonic>=1.5; python_version < "3"',
+        'futures>=3.2; python_version < "3"',
+    ],
+    extras_require={
+        'test': [
+            'pytest>=4.6,<5; python_version < "3"',
+            'pytest>=6; python_version >= "3"',
+        ],
+    },
+    classifiers=[
+        'Programming Language :: Python :: 2.7',
+        'Programming Language :: Python :: 3',
+        'License :: OSI Approved :: Apache Software License',
+    ],
+)

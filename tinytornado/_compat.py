@@ -1,0 +1,82 @@
+"""Every difference between Python 2.7 and 3.x that tinytornado cares about.
+
+No other module tests the interpreter version: they import the name they need from here.
+"""
+from __future__ import absolute_import, division, print_function
+
+import sys
+import traceback
+
+import six
+
+__all__ = [
+    'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'monotonic', 'selectors', 'futures',
+    'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'format_exc_info',
+    'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
+    'string_types', 'unichr',
+]
+
+PY2 = six.PY2
+PY3 = six.PY3
+
+binary_type = six.binary_type
+text_type = six.text_type
+string_types = six.string_types
+unichr = six.unichr
+
+# PEP 442 (3.4): objects with __del__ inside reference cycles are collected. On 2.7 they
+# are not, so code that wants a finalizer must keep it out of every cycle.
+GC_CYCLE_FINALIZERS = sys.version_info >= (3, 4)
+
+if PY2:
+    import collections as collections_abc  # noqa: F401  (2.7 keeps the ABCs here)
+    from monotonic import monotonic  # noqa: F401
+    import selectors2 as selectors  # noqa: F401
+    import concurrent.futures as futures  # noqa: F401  (the `futures` backport)
+    from thread import get_ident  # noqa: F401
+else:
+    import collections.abc as collections_abc  # noqa: F401
+    from time import monotonic  # noqa: F401
+    import selectors  # noqa: F401
+    import concurrent.futures as futures  # noqa: F401
+    from threading import get_ident  # noqa: F401
+
+reraise = six.reraise
+
+
+def raise_exc_info(exc_info):
+    """Re-raise `exc_info` (a sys.exc_info() triple) keeping its original traceback."""
+    try:
+        six.reraise(*exc_info)
+    finally:
+        # Break the frame -> exc_info -> traceback -> frame cycle.
+        exc_info = None
+
+
+if PY2:
+    def throw_exc_info(generator, exc_info):
+        """Throw `exc_info` into `generator` with its traceback; returns the next yield."""
+        return generator.throw(*exc_info)
+else:
+    def throw_exc_info(generator, exc_info):
+        """Throw `exc_info` into `generator` with its traceback; returns the next yield."""
+        # 3.12 deprecates the three-argument throw(); on 3.x the traceback rides on the
+        # exception itself.
+        value = exc_info[1]
+        if value.__traceback__ is not exc_info[2]:
+            value = value.with_traceback(exc_info[2])
+        return generator.throw(value)
+
+
+def format_exc_info(exc_info):
+    """The text of a traceback, as the interpreter would print it."""
+    return ''.join(traceback.format_exception(*exc_info))
+
+
+def value_from_stop_iteration(exc):
+    """The value a generator returned: `raise Return(x)` on 2.7, `return x` on 3.3+."""
+    # Return and StopIteration both carry it as .value (3.3+) or as their only argument.
+    value = getattr(exc, 'value', None)
+    if value is None and exc.args:
+        value = exc.args[0]
+    return value
