@@ -1,0 +1,284 @@
+"""Futures: the messengers between coroutines and the loop.
+
+A `Future` starts pending and is resolved exactly once, with a result, an exception (kept
+as exc_info so a Python 2 traceback survives the trip) or a cancellation. Callbacks added
+with `add_done_callback` run synchronously when it resolves, or at once if it already has;
+the loop and the coroutine runner decide when to *act* on a resolution (they re-schedule
+themselves through the loop), so a chain of futures never recurses through user code.
+
+Cancellation is cooperative: a Future produced by a running coroutine carries a canceller
+(set by the runner) that throws `CancelledError` into the coroutine; `cancel()` on any
+other pending Future resolves it as cancelled at once.
+"""
+from __future__ import absolute_import, division, print_function
+
+import sys
+
+from tinytornado._compat import (
+    GC_CYCLE_FINALIZERS, format_exc_info, futures, raise_exc_info,
+)
+from tinytornado.log import app_log
+
+__all__ = [
+    'Future', 'CancelledError', 'TimeoutError', 'InvalidStateError', 'FUTURES',
+    'is_future', 'chain_future', 'future_set_result_unless_cancelled',
+    'future_set_exception_unless_cancelled', 'future_set_exc_info',
+    'future_add_done_callback',
+]
+
+# The stdlib's (or the `futures` backport's) class, so that a cancelled
+# concurrent.futures.Future and a cancelled tinytornado Future raise the same thing.
+CancelledError = futures.CancelledError
+
+
+class TimeoutError(Exception):
+    """An operation (`gen.with_timeout`, `IOLoop.run_sync`, a queue or lock wait) timed out."""
+
+
+class InvalidStateError(Exception):
+    """A Future was resolved twice, or asked for a result it does not have yet."""
+
+
+_PENDING, _FINISHED, _CANCELLED = 'PENDING', 'FINISHED', 'CANCELLED'
+
+
+class _TracebackLogger(object):
+    """Logs an exception nobody retrieved when the Future holding it is collected.
+
+    It lives outside the Future (which may sit in a reference cycle through its own
+    traceback) so that its __del__ runs as soon as the Future is cleared. On 2.7 a __del__
+    in a cycle would make the cycle uncollectable, so there the text is formatted eagerly
+    and no frame is kept; on 3.4+ formatting waits until it is known to be needed.
+    """
+    __slots__ = ('exc_info', 'text')
+
+    def __init__(self, exc_info):
+        self.exc_info = exc_info if GC_CYCLE_FINALIZERS else None
+        self.text = None if GC_CYCLE_FINALIZERS else format_exc_info(exc_info)
+
+    def clear(self):
+        self.exc_info = self.text = None
+
+    def __del__(self):
+        text = self.text
+        if text is None and self.exc_info is not None:
+            text = format_exc_info(self.exc_info)
+        if text:
+            app_log.error('Future exception was never retrieved: %s', text.rstrip())
+
+
+class Future(object):
+    """The result of an asynchronous operation, with Tornado 5.1's API.
+
+    `cancel()` works: see the module docstring.
+    """
+    __slots__ = ('_state', '_result', '_exc_info', '_callbacks', '_tb_logger',
+                 '_canceller', '__weakref__')
+
+    def __init__(self):
+        self._state = _PENDING
+        self._result = None
+        self._exc_info = None
+        self._callbacks = []
+        self._tb_logger = None
+        self._canceller = None
+
+    def __repr__(self):
+        if self._state == _FINISHED:
+            if self._exc_info is not None:
+                return '<Future exception=%r>' % (self._exc_info[1],)
+            return '<Future result=%r>' % (self._result,)
+        return '<Future %s>' % self._state.lower()
+
+    def done(self):
+        return self._state != _PENDING
+
+    def running(self):
+        return self._state == _PENDING
+
+    def cancelled(self):
+        return self._state == _CANCELLED
+
+    def result(self, timeout=None):
+        """The result; re-raises the exception (with its traceback) if it failed.
+
+        `timeout` is accepted for concurrent.futures compatibility; it must be None, since
+        blocking here would block the loop.
+        """
+        self._check_done(timeout)
+        if self._exc_info is not None:
+            self._clear_tb_log()
+            raise_exc_info(self._exc_info)
+        return self._result
+
+    def exception(self, timeout=None):
+        """The exception (None on success); raises CancelledError if cancelled."""
+        self._check_done(timeout)
+        if self._exc_info is None:
+            return None
+        self._clear_tb_log()
+        if self._state == _CANCELLED:
+            raise_exc_info(self._exc_info)
+        return self._exc_info[1]
+
+    def exc_info(self):
+        """The (type, value, traceback) triple of the failure, or None."""
+        self._clear_tb_log()
+        return self._exc_info
+
+    def add_done_callback(self, fn):
+        """Call `fn(future)` when done: at once if it already is."""
+        if self._state == _PENDING:
+            self._callbacks.append(fn)
+        else:
+            fn(self)
+
+    def remove_done_callback(self, fn):
+        """Remove every registration of `fn`; returns how many there were."""
+        if not self._callbacks:
+            return 0
+        before = len(self._callbacks)
+        self._callbacks = [cb for cb in self._callbacks if cb != fn]
+        return before - len(self._callbacks)
+
+    def set_result(self, result):
+        self._check_pending('set_result')
+        self._result = result
+        self._state = _FINISHED
+        self._run_callbacks()
+
+    def set_exception(self, exception):
+        """Fail with `exception`; it keeps the traceback it was raised with, if any."""
+        self.set_exc_info((type(exception), exception, getattr(exception, '__traceback__', None)))
+
+    def set_exc_info(self, exc_info):
+        """Fail with a sys.exc_info() triple, keeping its traceback (the 2.7 way)."""
+        self._check_pending('set_exc_info')
+        self._exc_info = exc_info
+        self._state = _CANCELLED if isinstance(exc_info[1], CancelledError) else _FINISHED
+        self._tb_logger = None if self._state == _CANCELLED else _TracebackLogger(exc_info)
+        self._run_callbacks()
+
+    def set_canceller(self, canceller):
+        """Make `cancel()` call `canceller()` (which returns whether it accepted) instead
+        of resolving at once. Used by the coroutine runner and by combinators."""
+        self._canceller = canceller
+
+    def set_cancelled(self):
+        """Resolve as cancelled now: what `cancel()` does when there is no canceller."""
+        self.set_exc_info(_cancelled_exc_info())
+
+    def cancel(self):
+        """Ask to cancel; returns False if already done.
+
+        A coroutine's Future is not done on return: the coroutine receives CancelledError
+        at its current `yield` and may clean up (or even refuse) before it ends.
+        """
+        if self._state != _PENDING:
+            return False
+        if self._canceller is not None:
+            return self._canceller()
+        self.set_cancelled()
+        return True
+
+    def _check_done(self, timeout):
+        if self._state == _PENDING:
+            if timeout is not None:
+                raise InvalidStateError('Future.result(timeout) would block the loop; '
+                                        'yield the Future instead')
+            raise InvalidStateError('Future is not done yet: %r' % (self,))
+
+    def _check_pending(self, method):
+        if self._state != _PENDING:
+            raise InvalidStateError('%s() on a Future that is already %s: %r' % (
+                method, 'cancelled' if self._state == _CANCELLED else 'done', self))
+
+    def _clear_tb_log(self):
+        if self._tb_logger is not None:
+            self._tb_logger.clear()
+            self._tb_logger = None
+
+    def _run_callbacks(self):
+        callbacks, self._callbacks = self._callbacks, None
+        self._canceller = None
+        for fn in callbacks:
+            try:
+                fn(self)
+            except Exception:
+                app_log.exception('Exception in callback %r for %r', fn, self)
+
+
+def _cancelled_exc_info():
+    try:
+        raise CancelledError()
+    except CancelledError:
+        return sys.exc_info()
+
+
+FUTURES = (Future, futures.Future)
+
+
+def is_future(x):
+    """True for a tinytornado Future or a concurrent.futures.Future."""
+    return isinstance(x, FUTURES)
+
+
+def future_add_done_callback(future, fn):
+    """Call `fn(future)` when `future` is done, for either kind of Future.
+
+    concurrent.futures runs its callbacks on whatever thread resolves it: `fn` must be
+    thread-safe there (the loop's add_callback is).
+    """
+    future.add_done_callback(fn)
+
+
+def future_set_result_unless_cancelled(future, value):
+    """Set the result unless the future was cancelled (the waiter is gone)."""
+    if not future.cancelled():
+        future.set_result(value)
+
+
+def future_set_exception_unless_cancelled(future, exception):
+    """Set the exception unless cancelled; log it instead, so it is not lost."""
+    if not future.cancelled():
+        future.set_exception(exception)
+    else:
+        app_log.error('Exception after Future was cancelled', exc_info=(
+            type(exception), exception, getattr(exception, '__traceback__', None)))
+
+
+def future_set_exc_info(future, exc_info):
+    """Set exc_info unless cancelled; log it instead, so it is not lost."""
+    if not future.cancelled():
+        if isinstance(future, Future):
+            future.set_exc_info(exc_info)
+        else:
+            future.set_exception(exc_info[1])
+    elif not isinstance(exc_info[1], CancelledError):
+        app_log.error('Exception after Future was cancelled', exc_info=exc_info)
+
+
+def _copy_outcome(source, target):
+    if target.done():
+        return
+    if source.cancelled():
+        target.cancel()
+        return
+    if isinstance(source, Future):
+        exc_info = source.exc_info()
+    else:
+        exception = source.exception()
+        exc_info = None if exception is None else (
+            type(exception), exception, getattr(exception, '__traceback__', None))
+    if exc_info is not None:
+        future_set_exc_info(target, exc_info)
+    else:
+        target.set_result(source.result())
+
+
+def chain_future(source, target):
+    """When `source` resolves, resolve `target` the same way (unless it is done already).
+
+    Either may be a concurrent.futures.Future; a cancelled source cancels the target.
+    """
+    future_add_done_callback(source, lambda f: _copy_outcome(f, target))

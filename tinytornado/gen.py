@@ -1,0 +1,441 @@
+"""Coroutines written as plain generators, driven by the IOLoop.
+
+Theory of operation
+-------------------
+A coroutine is a generator function decorated with `@coroutine`. It waits by yielding a
+Future (or a list or dict of them, or `moment`), and returns a value by raising
+`Return(value)` (on 3.3+ a plain ``return value`` works too). Calling it returns a Future.
+
+`coroutine` calls the function and runs the generator to its first `yield` at once, in
+the caller's stack. A generator that finishes before waiting (or a function that is not a
+generator at all) gives an already-resolved Future and no `Runner` is made: the fast path
+for the common "answer from cache" case.
+
+Otherwise a `Runner` takes the generator and the first yielded Future. `Runner.run` is a
+loop, not a recursion: while the yielded Future is already done it sends the result back
+(or throws the exception, with its traceback) and takes the next yield. When it meets a
+pending Future it registers itself as that Future's done-callback, which schedules `run`
+on the loop, and returns. So a chain of coroutines is a chain of Futures: the innermost
+resolves, its parent resumes on the next pass, and so on out to `IOLoop.run_sync`.
+
+Cancelling a coroutine's Future asks its Runner to cancel: the Future being waited on is
+cancelled, and CancelledError is thrown in at the `yield`. The coroutine may catch it to
+clean up; its own Future ends cancelled when CancelledError escapes it.
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+import datetime
+import functools
+import sys
+import types
+
+from tinytornado._compat import (
+    throw_exc_info, value_from_stop_iteration,
+)
+from tinytornado.concurrent import (
+    CancelledError, Future, TimeoutError, chain_future, future_set_exc_info,
+    future_set_result_unless_cancelled, is_future,
+)
+from tinytornado.ioloop import IOLoop
+from tinytornado.log import app_log
+
+__all__ = [
+    'coroutine', 'is_coroutine_function', 'Return', 'Runner', 'BadYieldError',
+    'TimeoutError', 'CancelledError', 'sleep', 'moment', 'multi', 'multi_future',
+    'with_timeout', 'maybe_future', 'convert_yielded', 'WaitIterator',
+]
+
+
+class Return(Exception):
+    """Raise `Return(value)` to return `value` from a coroutine (the Python 2 way)."""
+
+    def __init__(self, value=None):
+        super(Return, self).__init__(value)
+        self.value = value
+
+
+class BadYieldError(Exception):
+    """A coroutine yielded something that cannot be waited for."""
+
+
+# Yielding `moment` (or None) gives up the rest of this loop pass: the coroutine resumes
+# in the next one, after I/O has been polled. It is never resolved itself.
+moment = Future()
+
+_resolved = Future()
+_resolved.set_result(None)
+
+
+def coroutine(func):
+    """Decorate a generator function so that calling it runs it as a coroutine.
+
+    The call returns a Future of the generator's return value (or exception).
+    """
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        future = Future()
+        try:
+            result = func(*args, **kwargs)
+            if isinstance(result, types.GeneratorType):
+                yielded = next(result)
+                Runner(result, future, yielded)
+                return future
+        except (Return, StopIteration) as e:
+            result = value_from_stop_iteration(e)
+        except Exception:
+            future.set_exc_info(sys.exc_info())
+            return future
+        future.set_result(result)
+        return future
+
+    wrapper.__wrapped__ = func
+    wrapper.__tinytornado_coroutine__ = True
+    return wrapper
+
+
+def is_coroutine_function(func):
+    """True if `func` was decorated with `coroutine`."""
+    return getattr(func, '__tinytornado_coroutine__', False)
+
+
+class Runner(object):
+    """Drives one generator coroutine, resolving `result_future` when it ends."""
+    __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'finished',
+                 'must_cancel')
+
+    def __init__(self, gen, result_future, first_yielded):
+        self.gen = gen
+        self.result_future = result_future
+        self.future = None
+        self.io_loop = IOLoop.current()
+        self.running = False
+        self.finished = False
+        self.must_cancel = False
+        result_future.set_canceller(self.cancel)
+        if self.handle_yield(first_yielded):
+            self.run()
+
+    def run(self):
+        """Resume the generator for as long as what it yields is already done."""
+        if self.running or self.finished:
+            return
+        self.running = True
+        try:
+            while True:
+                future = self.future
+                if not future.done():
+                    return
+                self.future = None
+                if self.must_cancel:
+                    self.must_cancel = False
+                    exc_info = _cancelled_exc_info()
+                else:
+                    exc_info = future.exc_info()
+                try:
+                    if exc_info is None:
+                        yielded = self.gen.send(future.result())
+                    else:
+                        yielded = throw_exc_info(self.gen, exc_info)
+                except (Return, StopIteration) as e:
+                    self._finish()
+                    future_set_result_unless_cancelled(
+                        self.result_future, value_from_stop_iteration(e))
+                    return
+                except Exception:
+                    self._finish()
+                    future_set_exc_info(self.result_future, sys.exc_info())
+                    return
+                finally:
+                    exc_info = future = None
+                if not self.handle_yield(yielded):
+                    return
+        finally:
+            self.running = False
+
+    def handle_yield(self, yielded):
+        """Take what the generator yielded; True if it is done and `run` can go on."""
+        if yielded is None or yielded is moment:
+            self.future = _resolved
+            self.io_loop.add_callback(self.run)
+            return False
+        if yielded.__class__ is Future:
+            future = yielded
+        else:
+            try:
+                future = convert_yielded(yielded)
+            except BadYieldError:
+                future = Future()
+                future.set_exc_info(sys.exc_info())
+        self.future = future
+        if future.done():
+            return True
+        future.add_done_callback(self._wake)
+        return False
+
+    def cancel(self):
+        """The coroutine's Future was cancelled: cancel what it waits for, or throw in."""
+        if self.finished:
+            return False
+        if self.future is not None and self.future.cancel():
+            return True  # Its CancelledError will reach the generator.
+        self.must_cancel = True
+        return True
+
+    def _wake(self, future):
+        self.io_loop.add_callback(self.run)
+
+    def _finish(self):
+        self.finished = True
+        self.gen = None
+
+
+def _cancelled_exc_info():
+    try:
+        raise CancelledError()
+    except CancelledError:
+        return sys.exc_info()
+
+
+def sleep(duration):
+    """A Future resolved after `duration` seconds; cancelling it removes the timer."""
+    future = Future()
+    io_loop = IOLoop.current()
+    handle = io_loop.call_later(duration, future_set_result_unless_cancelled, future, None)
+
+    def cancel():
+        io_loop.remove_timeout(handle)
+        future.set_cancelled()
+        return True
+    future.set_canceller(cancel)
+    return future
+
+
+def _convert_child(child):
+    if child is None or child is moment:
+        future = Future()
+        IOLoop.current().add_callback(future_set_result_unless_cancelled, future, None)
+        return future
+    return convert_yielded(child)
+
+
+def multi(children, quiet_exceptions=()):
+    """Wait for every Future in a list or dict; resolve with their results in its shape.
+
+    If any fail, the first failure (in the children's order) is raised and the others
+    are logged, except those of a type in `quiet_exceptions` and cancellations.
+    Cancelling the result cancels the children that are still running.
+    """
+    keys = None
+    if isinstance(children, dict):
+        keys = list(children.keys())
+        children = [children[key] for key in keys]
+    children = [_convert_child(child) for child in children]
+    future = Future()
+    unfinished = set(children)
+    if not unfinished:
+        future.set_result({} if keys is not None else [])
+        return future
+
+    def on_child_done(child):
+        unfinished.discard(child)
+        if not unfinished:
+            _resolve_multi(future, children, keys, quiet_exceptions)
+
+    def cancel():
+        for child in children:
+            child.cancel()
+        if not future.done():
+            future.set_cancelled()
+        return True
+
+    future.set_canceller(cancel)
+    for child in set(children):
+        child.add_done_callback(on_child_done)
+    return future
+
+
+multi_future = multi
+
+
+def _resolve_multi(future, children, keys, quiet_exceptions):
+    results = []
+    for child in children:
+        exc_info = child.exc_info()
+        if exc_info is None:
+            results.append(child.result())
+        elif not future.done():
+            future_set_exc_info(future, exc_info)
+        elif not isinstance(exc_info[1], (CancelledError,) + tuple(quiet_exceptions)):
+            app_log.error('Multiple exceptions in yield list', exc_info=exc_info)
+    if not future.done():
+        future.set_result(dict(zip(keys, results)) if keys is not None else results)
+
+
+def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
+    """Wrap `future` so that it fails with TimeoutError if not done by `timeout`.
+
+    Args:
+        timeout: an absolute loop time (`IOLoop.time()`) or a `datetime.timedelta`. Beware:
+            a plain number is a deadline, not a delay, as in Tornado.
+        cancel_on_timeout: cancel `future` when it times out (the default); if False it
+            goes on running and a later failure is logged unless in `quiet_exceptions`.
+    """
+    future = convert_yielded(future)
+    result = Future()
+    chain_future(future, result)
+    io_loop = IOLoop.current()
+
+    def on_timeout():
+        if not result.done():
+            try:
+                raise TimeoutError('Timeout')
+            except TimeoutError:
+                result.set_exc_info(sys.exc_info())
+        future.add_done_callback(functools.partial(_log_late_failure, quiet_exceptions))
+        if cancel_on_timeout:
+            future.cancel()
+
+    def cancel():
+        future.cancel()
+        if not result.done():
+            result.set_cancelled()
+        return True
+
+    if isinstance(timeout, datetime.timedelta):
+        handle = io_loop.call_later(timeout.total_seconds(), on_timeout)
+    else:
+        handle = io_loop.call_at(timeout, on_timeout)
+    future.add_done_callback(lambda f: io_loop.remove_timeout(handle))
+    result.set_canceller(cancel)
+    return result
+
+
+def _log_late_failure(quiet_exceptions, future):
+    exc_info = future.exc_info() if isinstance(future, Future) else None
+    if exc_info is not None and not isinstance(
+            exc_info[1], (CancelledError,) + tuple(quiet_exceptions)):
+        app_log.error('Exception in Future %r after timeout', future, exc_info=exc_info)
+
+
+def maybe_future(x):
+    """`x` if it is a Future, else a Future already resolved with `x`."""
+    if is_future(x):
+        return x
+    future = Future()
+    future.set_result(x)
+    return future
+
+
+_converters = []
+
+
+def convert_yielded(yielded):
+    """The Future to wait on for something a coroutine yielded.
+
+    Handles Futures (tinytornado's and concurrent.futures'), lists and dicts of
+    yieldables, None and `moment`, and the types registered with
+    ``@convert_yielded.register(cls)``.
+
+    Raises:
+        BadYieldError: `yielded` is none of those.
+    """
+    if yielded is None or yielded is moment:
+        return moment
+    if isinstance(yielded, Future):
+        return yielded
+    if is_future(yielded):
+        future = Future()
+        IOLoop.current().add_future(yielded, lambda f: chain_future(f, future))
+        return future
+    if isinstance(yielded, (list, dict)):
+        return multi(yielded)
+    for cls, converter in _converters:
+        if isinstance(yielded, cls):
+            return converter(yielded)
+    raise BadYieldError(_bad_yield_message(yielded))
+
+
+def _register_converter(cls):
+    """Decorator: ``@convert_yielded.register(SomeType)`` on a function(obj) -> Future."""
+    def decorator(converter):
+        _converters.append((cls, converter))
+        return converter
+    return decorator
+
+
+convert_yielded.register = _register_converter
+
+
+def _bad_yield_message(yielded):
+    message = 'yielded unknown object %r: yield a Future, a list or dict of them, ' \
+              'None or gen.moment' % (yielded,)
+    if isinstance(yielded, types.GeneratorType):
+        message += ('. It is a generator: is %s() missing the @gen.coroutine decorator?'
+                    % yielded.__name__)
+    return message
+
+
+def _convert_run_sync_result(value):
+    if value is None or is_future(value):
+        return value
+    return convert_yielded(value)
+
+
+# run_sync lives in the loop, which must not import this module; it learns here to wait
+# for anything a coroutine may yield (a list of Futures, an undecorated generator's
+# mistake reported as BadYieldError).
+IOLoop._convert_result = staticmethod(_convert_run_sync_result)
+
+
+class WaitIterator(object):
+    """Yield Futures in the order they finish.
+
+    ::
+
+        waiter = gen.WaitIterator(fetch(a), fetch(b))
+        while not waiter.done():
+            result = yield waiter.next()
+            print(waiter.current_index, result)
+
+    Futures may be given positionally (`current_index` is the position) or as keywords
+    (`current_index` is the keyword), not both.
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError('You must provide args or kwargs, not both')
+        if kwargs:
+            self._unfinished = dict((convert_yielded(f), k) for k, f in kwargs.items())
+        else:
+            self._unfinished = dict((convert_yielded(f), i) for i, f in enumerate(args))
+        self._finished = collections.deque()
+        self._running_future = None
+        self.current_index = self.current_future = None
+        for future in list(self._unfinished):
+            future.add_done_callback(self._done_callback)
+
+    def done(self):
+        """True once every Future has been returned by `next`."""
+        if self._finished or self._unfinished:
+            return False
+        self.current_index = self.current_future = None
+        return True
+
+    def next(self):
+        """A Future resolved like the next input Future to finish."""
+        self._running_future = Future()
+        if self._finished:
+            self._return_result(self._finished.popleft())
+        return self._running_future
+
+    def _done_callback(self, done):
+        if self._running_future is not None and not self._running_future.done():
+            self._return_result(done)
+        else:
+            self._finished.append(done)
+
+    def _return_result(self, done):
+        chain_future(done, self._running_future)
+        self.current_future = done
+        self.current_index = self._unfinished.pop(done)

@@ -1,0 +1,495 @@
+"""The IOLoop: one thread's callbacks, timers and I/O readiness, run in passes.
+
+Theory of operation
+-------------------
+The loop keeps three things: a queue of callbacks ready to run, a `TimerQueue` of
+``(deadline, seq, timeout)`` entries sorted with bisect, and a selector watching file
+descriptors. `start()` repeats one *pass* until `stop()`:
+
+1. `_poll`: ask the selector for ready descriptors. It waits not at all if callbacks are
+   ready, until the first deadline if there are timers, and otherwise until I/O arrives
+   (or another thread calls `add_callback`, which writes to a waker socket).
+2. Count the callbacks ready now; only those run in this pass. Callbacks added while the
+   pass runs (by a callback, a handler or a timer) wait for the next pass, after the next
+   poll, so a callback that re-adds itself cannot starve I/O.
+3. Run, in this order, those callbacks, the handlers of the ready descriptors, and the
+   timers that are due. All due timers are collected before any of them runs, so a timer
+   scheduled for "now" by a timer runs in the next pass; equal deadlines run FIFO because
+   the sequence number breaks the tie.
+
+Errors in callbacks, handlers and timers are logged to ``app_log`` and the loop goes on.
+A cancelled timer stays in the queue, marked dead (its callback is None), and is skipped
+when it comes due; when dead timers outnumber live ones the queue is rebuilt without them,
+so cancelling is O(1) and the queue never fills with garbage.
+
+The loop's clock is injectable (`time_func`). A clock with an ``advance(seconds)`` method
+is virtual: instead of sleeping until a deadline, the loop advances it, so tests of timer
+logic run exactly and instantly (see `tinytornado.testing.VirtualClock`).
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+import datetime
+import errno
+import itertools
+import math
+import numbers
+import os
+import random
+import socket
+import sys
+import threading
+
+from tinytornado._compat import get_ident, monotonic, selectors
+from tinytornado._timerqueue import TimerQueue
+from tinytornado.concurrent import (
+    Future, TimeoutError, future_add_done_callback, is_future,
+)
+from tinytornado.log import app_log
+
+__all__ = ['IOLoop', 'PeriodicCallback', 'TimeoutError']
+
+_COMPACT_MIN_CANCELLED = 512
+
+
+class _Timeout(object):
+    """A handle for a scheduled call; pass it to `IOLoop.remove_timeout`."""
+    __slots__ = ('deadline', 'callback', 'args')
+
+    def __init__(self, deadline, callback, args):
+        self.deadline = deadline
+        self.callback = callback
+        self.args = args
+
+
+class _Waker(object):
+    """A socket pair that lets another thread (or a signal handler) interrupt the poll."""
+
+    def __init__(self):
+        self.reader, self.writer = socket.socketpair()
+        self.reader.setblocking(False)
+        self.writer.setblocking(False)
+
+    def fileno(self):
+        return self.reader.fileno()
+
+    def wake(self):
+        try:
+            self.writer.send(b'x')
+        except (IOError, OSError, socket.error):
+            pass  # The buffer is full: the loop is already due to wake up.
+
+    def consume(self, fd, events):
+        try:
+            while self.reader.recv(4096):
+                pass
+        except (IOError, OSError, socket.error):
+            pass
+
+    def close(self):
+        self.reader.close()
+        self.writer.close()
+
+
+class IOLoop(object):
+    """A level-triggered I/O loop with callbacks and timers (see the module docstring).
+
+    Args:
+        make_current: True to become this thread's current loop (an error if there is one
+            already), False not to, None (default) to become current only if there is none.
+        time_func: the loop's clock, a callable returning seconds (default: monotonic).
+    """
+    NONE = 0
+    READ = 0x001
+    WRITE = 0x004
+    ERROR = 0x018
+
+    _current = threading.local()
+
+    def __init__(self, make_current=None, time_func=None):
+        self.time = time_func or monotonic
+        self._advance_clock = getattr(time_func, 'advance', None)
+        self._callbacks = collections.deque()
+        self._timers = TimerQueue()
+        self._cancelled_timers = 0
+        self._timer_seq = itertools.count()
+        self._selector = selectors.DefaultSelector()
+        self._handlers = {}
+        self._running = False
+        self._stopped = False
+        self._closed = False
+        self._thread_ident = None
+        self._waker = _Waker()
+        self.add_handler(self._waker.reader, self._waker.consume, self.READ)
+        if make_current is None:
+            if IOLoop.current(instance=False) is None:
+                self.make_current()
+        elif make_current:
+            if IOLoop.current(instance=False) is not None:
+                raise RuntimeError('this thread already has a current IOLoop')
+            self.make_current()
+
+    # -- current loop ---------------------------------------------------------------------
+
+    @staticmethod
+    def current(instance=True):
+        """This thread's current loop; one is created if there is none and `instance`."""
+        loop = getattr(IOLoop._current, 'instance', None)
+        if loop is None and instance:
+            loop = IOLoop(make_current=True)
+        return loop
+
+    @staticmethod
+    def instance():
+        """Alias of `current()`, as in Tornado 5."""
+        return IOLoop.current()
+
+    def make_current(self):
+        IOLoop._current.instance = self
+
+    @staticmethod
+    def clear_current():
+        IOLoop._current.instance = None
+
+    # -- running ------------------------------------------------------------------------
+
+    def start(self):
+        """Run passes until `stop()`; if `stop()` came first, return at once."""
+        if self._closed:
+            raise RuntimeError('IOLoop is closed')
+        if self._running:
+            raise RuntimeError('IOLoop is already running')
+        if self._stopped:
+            self._stopped = False
+            return
+        previous = IOLoop.current(instance=False)
+        self.make_current()
+        self._running = True
+        self._thread_ident = get_ident()
+        try:
+            while not self._stopped:
+                self._run_once()
+        finally:
+            self._running = False
+            self._stopped = False
+            self._thread_ident = None
+            IOLoop._current.instance = previous
+
+    def stop(self):
+        """Stop after the current pass; safe to call from any callback."""
+        self._stopped = True
+        if self._running and get_ident() != self._thread_ident:
+            self._waker.wake()
+
+    def is_running(self):
+        return self._running
+
+    def run_sync(self, func, timeout=None, cancel_on_timeout=True):
+        """Start the loop, run `func` (usually a coroutine), stop it, return its result.
+
+        The result's exception, if any, is re-raised with its traceback.
+
+        Args:
+            timeout: relative seconds; when it expires, the coroutine is cancelled (unless
+                `cancel_on_timeout` is False), allowed to finish its cleanup, and
+                `TimeoutError` is raised.
+        Raises:
+            RuntimeError: the loop is already running (yield the coroutine instead).
+        """
+        if self._running:
+            raise RuntimeError('run_sync() cannot be called on a running IOLoop; '
+                               'yield the coroutine from within the loop instead')
+        state = {'future': None, 'timed_out': False}
+
+        def run():
+            try:
+                result = self._convert_result(func())
+            except Exception:
+                future = Future()
+                future.set_exc_info(sys.exc_info())
+            else:
+                if is_future(result):
+                    future = result
+                else:
+                    future = Future()
+                    future.set_result(result)
+            state['future'] = future
+            self.add_future(future, lambda f: self.stop())
+
+        def on_timeout():
+            state['timed_out'] = True
+            if not cancel_on_timeout or not state['future'].cancel():
+                self.stop()
+
+        self.add_callback(run)
+        handle = None if timeout is None else self.call_later(timeout, on_timeout)
+        self.start()
+        if handle is not None:
+            self.remove_timeout(handle)
+        future = state['future']
+        if state['timed_out']:
+            # A failure during the coroutine's cleanup stays unretrieved, so the Future
+            # logs it when collected.
+            raise TimeoutError('Operation timed out after %s seconds' % timeout)
+        return future.result()
+
+    @staticmethod
+    def _convert_result(value):
+        """What run_sync waits for; `tinytornado.gen` widens it to anything yieldable."""
+        return value
+
+    def close(self, all_fds=False):
+        """Release the selector and waker; with `all_fds`, close every registered fd too."""
+        if self._running:
+            raise RuntimeError('cannot close a running IOLoop; stop it first')
+        if self._closed:
+            return
+        self._closed = True
+        self.remove_handler(self._waker.reader)
+        if all_fds:
+            for fileobj, _ in list(self._handlers.values()):
+                _close_quietly(fileobj)
+        self._handlers.clear()
+        self._selector.close()
+        self._waker.close()
+        self._callbacks.clear()
+        self._timers = TimerQueue()
+        if IOLoop.current(instance=False) is self:
+            IOLoop.clear_current()
+
+    # -- callbacks ----------------------------------------------------------------------
+
+    def add_callback(self, callback, *args):
+        """Run `callback(*args)` in the next pass. Safe to call from any thread."""
+        self._callbacks.append((callback, args))
+        if self._thread_ident != get_ident():
+            self._waker.wake()
+
+    def add_callback_from_signal(self, callback, *args):
+        """`add_callback` for signal handlers: no locks taken, always wakes the poll."""
+        self._callbacks.append((callback, args))
+        self._waker.wake()
+
+    def spawn_callback(self, callback, *args):
+        """Run `callback(*args)` in the next pass, detached from the caller."""
+        self.add_callback(callback, *args)
+
+    def add_future(self, future, callback):
+        """Run `callback(future)` in the pass after `future` resolves (any thread)."""
+        future_add_done_callback(future, lambda f: self.add_callback(callback, f))
+
+    # -- timers -------------------------------------------------------------------------
+
+    def add_timeout(self, deadline, callback, *args):
+        """Run `callback(*args)` at `deadline`: loop time (`self.time()`) or a timedelta."""
+        if isinstance(deadline, datetime.timedelta):
+            return self.call_later(deadline.total_seconds(), callback, *args)
+        if isinstance(deadline, numbers.Real):
+            return self.call_at(deadline, callback, *args)
+        raise TypeError('unsupported deadline %r: use loop time or a timedelta' % (deadline,))
+
+    def call_later(self, delay, callback, *args):
+        """Run `callback(*args)` after `delay` seconds; returns a handle for remove_timeout."""
+        return self.call_at(self.time() + delay, callback, *args)
+
+    def call_at(self, when, callback, *args):
+        """Run `callback(*args)` at loop time `when`; returns a handle for remove_timeout."""
+        timeout = _Timeout(when, callback, args)
+        self._timers.push((when, next(self._timer_seq), timeout))
+        return timeout
+
+    def remove_timeout(self, timeout):
+        """Cancel a pending timer; harmless if it already ran or was already cancelled."""
+        if timeout.callback is None:
+            return
+        timeout.callback = timeout.args = None
+        self._cancelled_timers += 1
+        if (self._cancelled_timers > _COMPACT_MIN_CANCELLED
+                and self._cancelled_timers * 2 > len(self._timers)):
+            self._timers = TimerQueue(
+                entry for entry in self._timers if entry[2].callback is not None)
+            self._cancelled_timers = 0
+
+    # -- file descriptors ---------------------------------------------------------------
+
+    def add_handler(self, fd, handler, events):
+        """Call `handler(fd, events)` when `fd` (an int or an object with fileno()) is ready."""
+        fileno = _fileno(fd)
+        self._selector.register(fileno, _selector_events(events))
+        self._handlers[fileno] = (fd, handler)
+
+    def update_handler(self, fd, events):
+        self._selector.modify(_fileno(fd), _selector_events(events))
+
+    def remove_handler(self, fd):
+        """Stop watching `fd`; harmless if it is not watched."""
+        fileno = _fileno(fd)
+        if self._handlers.pop(fileno, None) is not None:
+            try:
+                self._selector.unregister(fileno)
+            except (KeyError, ValueError, OSError, IOError):
+                pass  # Closed already: the selector forgot it, or never can ask again.
+
+    # -- one pass -----------------------------------------------------------------------
+
+    def _run_once(self):
+        ready = self._poll()
+        callbacks = self._callbacks
+        for _ in range(len(callbacks)):
+            callback, args = callbacks.popleft()
+            self._run_callback(callback, args)
+        if ready:
+            self._run_handlers(ready)
+        if self._timers:
+            self._run_due_timers()
+
+    def _poll(self):
+        if self._callbacks or self._stopped:
+            timeout = 0
+        else:
+            timeout = self._time_to_next_timer()
+        if self._advance_clock is not None and timeout:
+            ready = self._selector.select(0)
+            if not ready:
+                self._advance_clock(timeout)
+            return ready
+        return self._selector.select(timeout)
+
+    def _time_to_next_timer(self):
+        timers = self._timers
+        while timers:
+            deadline, _, timeout = timers.first()
+            if timeout.callback is not None:
+                return max(0, deadline - self.time())
+            # A dead timer at the head would wake the poll for nothing.
+            timers.pop_first()
+            self._cancelled_timers -= 1
+        return None
+
+    def _run_handlers(self, ready):
+        handlers = self._handlers
+        for key, mask in ready:
+            entry = handlers.get(key.fd)
+            if entry is None:
+                continue  # Removed by an earlier callback in this pass.
+            events = 0
+            if mask & selectors.EVENT_READ:
+                events |= self.READ
+            if mask & selectors.EVENT_WRITE:
+                events |= self.WRITE
+            self._run_callback(entry[1], (entry[0], events))
+
+    def _run_due_timers(self):
+        for _, _, timeout in self._timers.pop_due(self.time()):
+            callback = timeout.callback
+            if callback is None:
+                self._cancelled_timers -= 1
+                continue
+            args = timeout.args
+            timeout.callback = timeout.args = None
+            self._run_callback(callback, args)
+
+    def _run_callback(self, callback, args):
+        try:
+            result = callback(*args)
+        except Exception:
+            app_log.error('Exception in callback %r', callback, exc_info=True)
+            return
+        if result is not None and is_future(result):
+            future_add_done_callback(result, _log_failure)
+
+
+def _log_failure(future):
+    if future.cancelled():
+        return
+    exc = future.exception()
+    if exc is not None:
+        app_log.error('Exception in Future %r returned by a callback', future,
+                      exc_info=future.exc_info() if isinstance(future, Future) else
+                      (type(exc), exc, getattr(exc, '__traceback__', None)))
+
+
+class PeriodicCallback(object):
+    """Call `callback` every `callback_time` milliseconds once started.
+
+    A run that comes due while the loop was busy is skipped, not made up: after a stall
+    the schedule moves to the next multiple of the period instead of firing in a burst.
+    """
+
+    def __init__(self, callback, callback_time, jitter=0):
+        if callback_time <= 0:
+            raise ValueError('PeriodicCallback callback_time must be positive')
+        self.callback = callback
+        self.callback_time = callback_time
+        self.jitter = jitter
+        self.io_loop = None
+        self._running = False
+        self._timeout = None
+        self._next_deadline = None
+
+    def start(self):
+        self.io_loop = IOLoop.current()
+        self._running = True
+        self._next_deadline = self.io_loop.time()
+        self._schedule_next()
+
+    def stop(self):
+        self._running = False
+        if self._timeout is not None:
+            self.io_loop.remove_timeout(self._timeout)
+            self._timeout = None
+
+    def is_running(self):
+        return self._running
+
+    def _run(self):
+        if not self._running:
+            return
+        try:
+            result = self.callback()
+            if is_future(result):
+                future_add_done_callback(result, _log_failure)
+        except Exception:
+            app_log.error('Exception in PeriodicCallback %r', self.callback, exc_info=True)
+        finally:
+            self._schedule_next()
+
+    def _schedule_next(self):
+        if not self._running:
+            return
+        period = self.callback_time / 1000.0
+        if self.jitter:
+            period *= 1 + self.jitter * (random.random() - 0.5)
+        now = self.io_loop.time()
+        if self._next_deadline <= now:
+            missed = math.floor((now - self._next_deadline) / period)
+            self._next_deadline += (missed + 1) * period
+        self._timeout = self.io_loop.call_at(self._next_deadline, self._run)
+
+
+def _selector_events(events):
+    mask = 0
+    if events & IOLoop.READ:
+        mask |= selectors.EVENT_READ
+    if events & IOLoop.WRITE:
+        mask |= selectors.EVENT_WRITE
+    if not mask:
+        # selectors cannot watch for errors alone; errors are reported as readability.
+        mask = selectors.EVENT_READ
+    return mask
+
+
+def _fileno(fd):
+    return fd if isinstance(fd, int) else fd.fileno()
+
+
+def _close_quietly(fileobj):
+    try:
+        if isinstance(fileobj, int):
+            os.close(fileobj)
+        else:
+            fileobj.close()
+    except (IOError, OSError) as e:
+        if e.errno != errno.EBADF:
+            app_log.error('Error closing fd %r', fileobj, exc_info=True)
+
