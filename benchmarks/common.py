@@ -1,0 +1,57 @@
+"""Helpers every benchmark process shares: optional imports and the site's URL-set digest."""
+from __future__ import absolute_import, division, print_function
+
+import hashlib
+import importlib
+import socket
+
+try:
+    from importlib.util import find_spec
+except ImportError:  # Python 2.7
+    from pkgutil import find_loader as find_spec
+
+__all__ = ['Unavailable', 'import_optional', 'url_set_digest', 'MESSAGE_SIZE', 'echo_payload',
+           'loopback_listener']
+
+MESSAGE_SIZE = 64
+
+
+class Unavailable(Exception):
+    """This implementation cannot run the workload here (a peer or module is missing)."""
+
+
+def import_optional(name):
+    """Import module `name`, or raise Unavailable if it is not installed.
+
+    A module that exists but fails to import is a bug and raises its own error, so a
+    broken tinytornado module shows as a failure, never as "not available".
+    """
+    try:
+        found = find_spec(name) is not None
+    except ImportError:  # its parent package is missing
+        found = False
+    if not found:
+        raise Unavailable('%s is not installed' % name)
+    return importlib.import_module(name)
+
+
+def url_set_digest(urls):
+    """[count, sha256 of the sorted URLs]: what every crawler must agree on."""
+    urls = sorted(set(urls))
+    digest = hashlib.sha256('\n'.join(urls).encode('utf-8')).hexdigest()
+    return [len(urls), digest[:16]]
+
+
+def echo_payload(client_id):
+    """MESSAGE_SIZE bytes that differ per client, so a stream that crossed wires is caught."""
+    return (b'%07d|' % client_id) * (MESSAGE_SIZE // 8)
+
+
+def loopback_listener():
+    """A non-blocking listening socket on 127.0.0.1 and a free port."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(1024)
+    listener.setblocking(False)
+    return listener
