@@ -35,11 +35,14 @@ def import_optional(name):
     return importlib.import_module(name)
 
 
-def url_set_digest(urls):
-    """[count, sha256 of the sorted URLs]: what every crawler must agree on."""
-    urls = sorted(set(urls))
-    digest = hashlib.sha256('\n'.join(urls).encode('utf-8')).hexdigest()
-    return [len(urls), digest[:16]]
+def url_set_digest(fetched_urls):
+    """[fetches, sha256 of the sorted distinct URLs]: what every crawler must agree on.
+
+    Counting fetches rather than distinct URLs makes a crawler that fetched a URL twice
+    disagree with the others even if the sets match.
+    """
+    text = '\n'.join(sorted(set(fetched_urls)))
+    return [len(fetched_urls), hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]]
 
 
 def echo_payload(client_id):

@@ -5,9 +5,11 @@ Ratios are always peer / tinytornado over medians of seconds or megabytes, so a 
 """
 from __future__ import absolute_import, division, print_function
 
+import json
+
 import specs
 
-__all__ = ['median', 'summarize', 'format_tables']
+__all__ = ['median', 'summarize', 'format_tables', 'disagreements']
 
 NOT_AVAILABLE = 'not available'
 FAILED = 'FAILED'
@@ -111,3 +113,16 @@ def format_tables(rows, implementations):
         'Peak RSS MB (+ growth during the run), median; ratio = peer / tinytornado growth',
         _table(['workload'] + implementations + ratio_header, memory),
     ])
+
+
+def disagreements(reports):
+    """Implementations whose results differ from the others' (the self-check across peers)."""
+    results = {}
+    for name, runs in reports.items():
+        for run in runs:
+            if 'result' in run:
+                results.setdefault(json.dumps(run['result']), set()).add(name)
+    if len(results) <= 1:
+        return []
+    return ['%s -> %s' % (', '.join(sorted(names)), result)
+            for result, names in sorted(results.items())]

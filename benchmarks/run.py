@@ -18,6 +18,7 @@ import sys
 import machine
 import report
 import specs
+from common import Unavailable
 
 __all__ = ['IMPLEMENTATIONS', 'main']
 
@@ -79,29 +80,28 @@ def _log_progress(workload, name, round_number, result):
         sys.stderr.write(result['error'] + '\n')
 
 
-def disagreements(reports):
-    """Implementations whose results differ from the others' (the self-check across peers)."""
-    results = {}
-    for name, runs in reports.items():
-        for run in runs:
-            if 'result' in run:
-                results.setdefault(json.dumps(run['result']), set()).add(name)
-    if len(results) <= 1:
-        return []
-    return ['%s -> %s' % (', '.join(sorted(names)), result)
-            for result, names in sorted(results.items())]
-
-
 def run_workload(workload, args, implementations):
     """(params, reports, disagreements, notes) of one workload, over all rounds."""
     params = dict(workload.quick if args.quick else workload.full)
     if workload.function == 'w6_crawl':
-        import crawl_site  # only W6 needs the site generator and nginx
-        return crawl_site.run_crawl_workload(workload, params, implementations, args.rounds,
-                                             run_rounds)
+        return run_crawl(workload, params, args.rounds, implementations)
     expected = workload.expected(params)
     reports = run_rounds(workload, params, expected, implementations, args.rounds)
-    return params, reports, disagreements(reports), []
+    return params, reports, report.disagreements(reports), []
+
+
+def run_crawl(workload, params, rounds, implementations):
+    """W6: the crawlers against one nginx; no expected result but their agreement."""
+    import crawl_site  # only W6 needs the site generator and nginx
+    try:
+        with crawl_site.served_site(params['pages']) as server:
+            crawl_params = {'root_url': server.root_url, 'workers': params['workers']}
+            reports = run_rounds(workload, crawl_params, None, implementations, rounds)
+            notes = [crawl_site.wrk_note(server, params['workers'])]
+    except Unavailable as exc:
+        reports = dict((name, [{'unavailable': str(exc)}]) for name in implementations)
+        notes = ['W6 not run: %s' % exc]
+    return params, reports, report.disagreements(reports), notes
 
 
 def main(argv=None):
