@@ -330,6 +330,19 @@ class IOLoop(object):
             except (KeyError, ValueError, OSError, IOError):
                 pass  # Closed already: the selector forgot it, or never can ask again.
 
+    def pending_work(self):
+        """What is still scheduled: ``(timers, fileobjs)``.
+
+        `timers` lists the live timers as ``(deadline, callback)`` in deadline order,
+        `fileobjs` the watched files (the loop's own waker left out). Test helpers use it
+        to report the work a test left behind.
+        """
+        timers = [(deadline, timeout.callback) for deadline, _, timeout in self._timers
+                  if timeout.callback is not None]
+        fileobjs = [fileobj for fileobj, _ in self._handlers.values()
+                    if fileobj is not self._waker.reader]
+        return timers, fileobjs
+
     # -- one pass -----------------------------------------------------------------------
 
     def _run_once(self):
