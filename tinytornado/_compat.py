@@ -13,7 +13,7 @@ __all__ = [
     'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'monotonic', 'selectors', 'futures',
     'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
-    'string_types', 'unichr',
+    'string_types', 'unichr', 'awaitable',
 ]
 
 PY2 = six.PY2
@@ -42,6 +42,14 @@ else:
     from threading import get_ident  # noqa: F401
 
 reraise = six.reraise
+
+if PY2:
+    def awaitable(cls):
+        """Class decorator: on Python 3, ``await`` works on instances; 2.7 has no await."""
+        return cls
+else:
+    # The Python-3-only half: it imports nothing from tinytornado, as this module does not.
+    from tinytornado._compat_py3 import awaitable  # noqa: F401
 
 
 def raise_exc_info(exc_info):

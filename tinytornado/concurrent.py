@@ -15,7 +15,7 @@ from __future__ import absolute_import, division, print_function
 import sys
 
 from tinytornado._compat import (
-    GC_CYCLE_FINALIZERS, format_exc_info, futures, raise_exc_info,
+    GC_CYCLE_FINALIZERS, awaitable, format_exc_info, futures, raise_exc_info,
 )
 from tinytornado.log import app_log
 
@@ -67,10 +67,11 @@ class _TracebackLogger(object):
             app_log.error('Future exception was never retrieved: %s', text.rstrip())
 
 
+@awaitable
 class Future(object):
     """The result of an asynchronous operation, with Tornado 5.1's API.
 
-    `cancel()` works: see the module docstring.
+    `cancel()` works: see the module docstring. On Python 3, ``await future`` works too.
     """
     __slots__ = ('_state', '_result', '_exc_info', '_callbacks', '_tb_logger',
                  '_canceller', '__weakref__')
