@@ -1,11 +1,41 @@
-"""Helpers for testing code built on tinytornado (and for tinytornado's own tests).
+"""Helpers for testing code built on tinytornado, named as Tornado 5.1 names them.
 
-`VirtualClock` makes timer tests exact and instant: give it to ``IOLoop(time_func=...)``
-and the loop, instead of sleeping until the next deadline, jumps the clock there.
+A Tornado test suite's imports keep working: `AsyncTestCase` (a fresh loop per test,
+`stop`/`wait`), `gen_test`, `ExpectLog`, `bind_unused_port`, `get_async_test_timeout`.
+
+Beyond Tornado, `VirtualClock` makes timer tests exact and instant: give it to
+``IOLoop(time_func=...)`` (or use `VirtualClockTestCase`) and the loop, instead of
+sleeping until the next deadline, jumps the clock there. For pytest, the plugin
+`tinytornado.pytest_plugin` offers the same as fixtures.
 """
 from __future__ import absolute_import, division, print_function
 
-__all__ = ['VirtualClock']
+import functools
+import inspect
+import linecache
+import logging
+import os
+import re
+import socket
+import sys
+import traceback
+import types
+import unittest
+
+from tinytornado import gen
+from tinytornado import ioloop
+from tinytornado._compat import raise_exc_info, string_types
+from tinytornado.concurrent import TimeoutError
+from tinytornado.ioloop import IOLoop
+from tinytornado.log import app_log
+
+__all__ = [
+    'VirtualClock', 'AsyncTestCase', 'VirtualClockTestCase', 'gen_test',
+    'run_test_coroutine', 'ExpectLog', 'bind_unused_port', 'get_async_test_timeout',
+]
+
+# How long a timed-out test coroutine may take to finish its cleanup once cancelled.
+_CANCEL_GRACE = 1.0
 
 
 class VirtualClock(object):
@@ -20,3 +50,320 @@ class VirtualClock(object):
 
     def advance(self, seconds):
         self.now += seconds
+
+
+def get_async_test_timeout():
+    """Seconds an asynchronous test may run: $ASYNC_TEST_TIMEOUT, else 5."""
+    try:
+        return float(os.environ.get('ASYNC_TEST_TIMEOUT'))
+    except (TypeError, ValueError):
+        return 5
+
+
+def bind_unused_port(reuse_port=False):
+    """A listening, non-blocking TCP socket on 127.0.0.1 and a free port: ``(sock, port)``.
+
+    The socket stays bound (hand it to the server under test), so no other process can
+    take the port between choosing it and using it.
+    """
+    if reuse_port and not hasattr(socket, 'SO_REUSEPORT'):
+        raise ValueError("the platform doesn't support SO_REUSEPORT")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        if os.name != 'nt':
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.setblocking(False)
+        sock.bind(('127.0.0.1', 0))
+        sock.listen(128)
+    except socket.error:
+        sock.close()
+        raise
+    return sock, sock.getsockname()[1]
+
+
+class ExpectLog(logging.Filter):
+    """A context manager that swallows the log records matching `regex`.
+
+    ::
+
+        with ExpectLog(app_log, 'Exception in callback'):
+            trigger_the_error()
+
+    Args:
+        logger: a Logger or its name. Only records logged on that very logger are seen,
+            not those propagated from its children.
+        regex: matched (`re.match`, so from the start) against each formatted message.
+        required: fail at exit if no record matched.
+    """
+
+    def __init__(self, logger, regex, required=True):
+        logging.Filter.__init__(self)
+        if isinstance(logger, string_types):
+            logger = logging.getLogger(logger)
+        self.logger = logger
+        self.regex = re.compile(regex)
+        self.required = required
+        self.matched = False
+        self.logged_stack = False
+
+    def filter(self, record):
+        if record.exc_info:
+            self.logged_stack = True
+        if self.regex.match(record.getMessage()):
+            self.matched = True
+            return False
+        return True
+
+    def __enter__(self):
+        self.logger.addFilter(self)
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.logger.removeFilter(self)
+        if exc_type is None and self.required and not self.matched:
+            raise AssertionError('did not get expected log message %r on %r'
+                                 % (self.regex.pattern, self.logger.name))
+
+
+class _TestMethodWrapper(object):
+    """Refuses what a test method returns, so a generator test cannot pass unrun."""
+
+    def __init__(self, method):
+        self.method = method
+
+    def __call__(self, *args, **kwargs):
+        result = self.method(*args, **kwargs)
+        if isinstance(result, types.GeneratorType):
+            raise TypeError('%s is a generator: decorate it with '
+                            'tinytornado.testing.gen_test' % self.method.__name__)
+        if result is not None:
+            raise ValueError('Return value from test method ignored: %r' % (result,))
+
+    def __getattr__(self, name):
+        # unittest and pytest read the method's name, docstring and markers through us.
+        return getattr(self.method, name)
+
+
+def _from_the_loop(record):
+    """True for a record the IOLoop logged after catching an exception in a callback."""
+    return (record.exc_info is not None and record.name == app_log.name and
+            os.path.splitext(os.path.abspath(record.pathname))[0] ==
+            os.path.splitext(os.path.abspath(ioloop.__file__))[0])
+
+
+class _CallbackErrorCatcher(logging.Handler):
+    """Hands exceptions the loop caught in callbacks to `on_exception(*exc_info)`."""
+
+    def __init__(self, on_exception):
+        logging.Handler.__init__(self, logging.ERROR)
+        self.on_exception = on_exception
+
+    def emit(self, record):
+        if _from_the_loop(record):
+            self.on_exception(*record.exc_info)
+
+
+class AsyncTestCase(unittest.TestCase):
+    """A TestCase with a fresh IOLoop per test in ``self.io_loop`` (current while the
+    test runs, closed with all its file descriptors after).
+
+    Write the test as a coroutine with `gen_test`, or start work and then `wait()` until
+    a callback calls `stop()`::
+
+        def test_callback(self):
+            self.io_loop.call_later(0.1, self.stop, 'done')
+            self.assertEqual(self.wait(), 'done')
+
+    An exception the loop catches in a callback (which it logs) fails the test, as in
+    Tornado. A generator test method without `gen_test` raises TypeError instead of
+    passing without having run.
+    """
+
+    def __init__(self, methodName='runTest'):
+        super(AsyncTestCase, self).__init__(methodName)
+        self.io_loop = None
+        self.__stopped = False
+        self.__running = False
+        self.__failure = None
+        self.__stop_args = None
+        method = getattr(self, methodName, None)
+        if method is not None:
+            setattr(self, methodName, _TestMethodWrapper(method))
+
+    def get_new_ioloop(self):
+        """The loop for one test; override to configure it."""
+        return IOLoop(make_current=False)
+
+    def setUp(self):
+        super(AsyncTestCase, self).setUp()
+        self.io_loop = self.get_new_ioloop()
+        self.io_loop.make_current()
+
+    def tearDown(self):
+        IOLoop.clear_current()
+        self.io_loop.close(all_fds=True)
+        super(AsyncTestCase, self).tearDown()
+        # A callback failure not yet reported by wait() fails the test here.
+        self.__rethrow()
+
+    def run(self, result=None):
+        catcher = _CallbackErrorCatcher(self._handle_exception)
+        app_log.addHandler(catcher)
+        try:
+            super(AsyncTestCase, self).run(result)
+        finally:
+            app_log.removeHandler(catcher)
+        # Last resort for a failure that arrived after tearDown: noisy beats silent.
+        self.__rethrow()
+
+    def _handle_exception(self, exc_type, exc_value, traceback):
+        if self.__failure is None:
+            self.__failure = (exc_type, exc_value, traceback)
+        else:
+            app_log.error('multiple unhandled exceptions in test',
+                          exc_info=(exc_type, exc_value, traceback))
+        self.stop()
+
+    def __rethrow(self):
+        if self.__failure is not None:
+            failure, self.__failure = self.__failure, None
+            raise_exc_info(failure)
+
+    def stop(self, _arg=None, **kwargs):
+        """End the current `wait()`, making it return `_arg` (or the keyword arguments)."""
+        assert _arg is None or not kwargs
+        self.__stop_args = kwargs or _arg
+        if self.__running:
+            self.io_loop.stop()
+            self.__running = False
+        self.__stopped = True
+
+    def wait(self, condition=None, timeout=None):
+        """Run the loop until `stop()` is called (and `condition()`, if given, is true).
+
+        Returns what was passed to `stop()`. Fails the test after `timeout` seconds
+        (default `get_async_test_timeout()`; 0 for none), or re-raises an exception
+        caught in a callback meanwhile.
+        """
+        if timeout is None:
+            timeout = get_async_test_timeout()
+        if not self.__stopped:
+            handle = None
+            if timeout:
+                handle = self.io_loop.call_later(timeout, self.__time_out, timeout)
+            while True:
+                self.__running = True
+                self.io_loop.start()
+                if self.__failure is not None or condition is None or condition():
+                    break
+            if handle is not None:
+                self.io_loop.remove_timeout(handle)
+        assert self.__stopped
+        self.__stopped = False
+        self.__rethrow()
+        result, self.__stop_args = self.__stop_args, None
+        return result
+
+    def __time_out(self, timeout):
+        try:
+            raise self.failureException(
+                'Async operation timed out after %s seconds' % timeout)
+        except self.failureException:
+            self.__failure = sys.exc_info()
+        self.stop()
+
+
+class VirtualClockTestCase(AsyncTestCase):
+    """An AsyncTestCase whose loop runs on a `VirtualClock`, ``self.clock``.
+
+    Timers fire in order and at once: with nothing to run, the loop jumps the clock to
+    the next deadline. That includes the test's own timeout, so a test that would hang
+    fails at once; and it rules out real I/O, which the loop would not wait for.
+    """
+
+    def get_new_ioloop(self):
+        self.clock = VirtualClock()
+        return IOLoop(make_current=False, time_func=self.clock)
+
+
+def gen_test(func=None, timeout=None):
+    """Run a generator test method of an `AsyncTestCase` as a coroutine on its loop.
+
+    Usable bare (``@gen_test``) or with a timeout in seconds (``@gen_test(timeout=30)``);
+    the default is `get_async_test_timeout()`, read when the test runs. On timeout the
+    coroutine is cancelled (its ``finally`` blocks run) and the TimeoutError shows the
+    `yield` it was waiting at.
+    """
+    def decorate(method):
+        @functools.wraps(method)
+        def run(self, *args):
+            return run_test_coroutine(self.io_loop, timeout, method, self, *args)
+        return run
+
+    if func is not None:
+        return decorate(func)
+    return decorate
+
+
+def run_test_coroutine(io_loop, timeout, func, *args):
+    """Run ``func(*args)`` as a coroutine on `io_loop` and return its result.
+
+    What `gen_test` and the pytest plugin do. `func` is a generator function or a
+    coroutine; `timeout` is in seconds (None for `get_async_test_timeout()`). To pass
+    keyword arguments, wrap the call in a lambda (a generator function's lambda returns
+    the generator, which is all `gen.coroutine` needs).
+
+    Raises:
+        TimeoutError: the coroutine ran longer; it has been cancelled, and the message
+            lists the yields it was suspended at, outermost first.
+    """
+    if timeout is None:
+        timeout = get_async_test_timeout()
+    coroutine = func if gen.is_coroutine_function(func) else gen.coroutine(func)
+    started = []
+
+    def start():
+        started.append(coroutine(*args))
+        return started[0]
+
+    # run_sync waits for the cancelled coroutine to finish; one that ignores its
+    # cancellation must not hang the test run.
+    watchdog = io_loop.call_later(timeout + _CANCEL_GRACE, io_loop.stop)
+    try:
+        return io_loop.run_sync(start, timeout=timeout)
+    except TimeoutError as e:
+        future = started[0]
+        if future.done() and not future.cancelled() and future.exception() is e:
+            raise  # The test's own TimeoutError, not ours.
+        message = _timeout_message(timeout, future)
+    finally:
+        io_loop.remove_timeout(watchdog)
+    # Raised outside the except block, so Python 3 does not chain run_sync's error.
+    raise TimeoutError(message)
+
+
+def _timeout_message(timeout, future):
+    message = 'Test timed out after %s seconds' % timeout
+    if not future.done():
+        return message + ' and ignored its cancellation'
+    if not future.cancelled():
+        return message
+    return message + ', waiting at:\n' + _suspension_points(future.exc_info()[2])
+
+
+def _suspension_points(tb):
+    """The generator frames a CancelledError went through, formatted as a traceback.
+
+    Cancellation throws it in at the innermost `yield`, and it travels out through each
+    waiting coroutine: its traceback is the chain of yields that were waiting.
+    """
+    entries = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_flags & inspect.CO_GENERATOR:
+            line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+            entries.append((code.co_filename, tb.tb_lineno, code.co_name, line))
+        tb = tb.tb_next
+    return ''.join(traceback.format_list(entries))

@@ -1,0 +1,10 @@
+"""Shared test setup: tinytornado's pytest plugin (its fixtures: io_loop, virtual_clock)
+and pytester, which the plugin's own tests use.
+
+The plugin is also registered through its ``pytest11`` entry point; pytest registers a
+plugin once per name, and the entry point's name is the module's, so listing it here too
+is harmless and lets the suite run from a checkout that was never installed.
+"""
+from __future__ import absolute_import, division, print_function
+
+pytest_plugins = ['pytester', 'tinytornado.pytest_plugin']
