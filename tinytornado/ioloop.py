@@ -196,7 +196,7 @@ class IOLoop(object):
         Raises:
             RuntimeError: the loop is already running (yield the coroutine instead).
         """
-        if self._running:
+        if self.is_running():
             raise RuntimeError('run_sync() cannot be called on a running IOLoop; '
                                'yield the coroutine from within the loop instead')
         state = {'future': None, 'timed_out': False}
