@@ -1,0 +1,371 @@
+"""Queue, PriorityQueue and LifoQueue: each rule of Tornado 5.1's queue documentation.
+
+Generator tests run as coroutines on the `io_loop` fixture; with `virtual_clock` the loop
+jumps to the next timer, so every timeout here is exact and takes no real time.
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+import datetime
+import gc
+import weakref
+
+import pytest
+
+from tinytornado import gen
+from tinytornado.concurrent import CancelledError, TimeoutError
+from tinytornado.queues import LifoQueue, PriorityQueue, Queue, QueueEmpty, QueueFull
+
+
+def seconds(n):
+    return datetime.timedelta(seconds=n)
+
+
+@gen.coroutine
+def failure_of(future):
+    """The exception `future` fails with (None if it succeeds)."""
+    try:
+        yield future
+    except Exception as e:
+        raise gen.Return(e)
+
+
+# -- order and size -------------------------------------------------------------------
+
+@pytest.mark.parametrize('queue_class, expected', [
+    (Queue, [3, 1, 2]),
+    (LifoQueue, [2, 1, 3]),
+    (PriorityQueue, [1, 2, 3]),
+])
+def test_each_queue_class_returns_items_in_its_order(queue_class, expected):
+    q = queue_class()
+    for item in (3, 1, 2):
+        q.put_nowait(item)
+    assert [q.get_nowait() for _ in range(3)] == expected
+    assert q.empty()
+
+
+def test_maxsize_bounds_put_nowait():
+    q = Queue(maxsize=2)
+    assert q.maxsize == 2 and q.empty() and not q.full()
+    q.put_nowait('a')
+    q.put_nowait('b')
+    assert q.full() and q.qsize() == 2
+    with pytest.raises(QueueFull):
+        q.put_nowait('c')
+    assert q.get_nowait() == 'a' and not q.full()
+
+
+def test_unbounded_queue_is_never_full():
+    q = Queue()
+    for item in range(1000):
+        q.put_nowait(item)
+    assert not q.full() and q.qsize() == 1000 and q.maxsize == 0
+
+
+@pytest.mark.parametrize('maxsize, error', [(None, TypeError), (-1, ValueError)])
+def test_invalid_maxsize_is_refused(maxsize, error):
+    with pytest.raises(error):
+        Queue(maxsize=maxsize)
+
+
+def test_get_nowait_on_empty_queue_raises():
+    with pytest.raises(QueueEmpty):
+        Queue().get_nowait()
+
+
+def test_repr_shows_contents_and_waiters(io_loop):
+    q = Queue(maxsize=1)
+    q.get()
+    assert repr(q) == '<Queue maxsize=1 queue=deque([]) getters[1]>'
+    q.put_nowait('x')
+    q.put_nowait('y')
+    assert repr(q) == "<Queue maxsize=1 queue=deque(['y']) tasks=2>"
+
+
+# -- waiting getters and putters ------------------------------------------------------
+
+def test_getters_are_served_in_arrival_order(io_loop):
+    q = Queue()
+    trace = []
+
+    @gen.coroutine
+    def getter(name):
+        item = yield q.get()
+        trace.append((name, item))
+
+    getters = [getter(name) for name in 'abc']
+    yield gen.moment
+    for item in range(3):
+        q.put_nowait(item)
+    yield getters
+    assert trace == [('a', 0), ('b', 1), ('c', 2)]
+
+
+def test_a_put_goes_to_the_waiting_getter_not_to_a_later_get(io_loop):
+    q = Queue()
+    waiting = q.get()
+    q.put_nowait('item')
+    with pytest.raises(QueueEmpty):
+        q.get_nowait()
+    assert (yield waiting) == 'item'
+
+
+def test_putters_wait_while_full_and_keep_their_order(io_loop):
+    q = Queue(maxsize=1)
+    trace = []
+
+    @gen.coroutine
+    def putter(item):
+        yield q.put(item)
+        trace.append(('put', item))
+
+    putters = [putter(item) for item in range(4)]
+    assert trace == [('put', 0)]
+    for _ in range(4):
+        item = yield q.get()
+        trace.append(('got', item))
+        yield gen.moment
+    yield putters
+    assert trace == [('put', 0), ('got', 0), ('put', 1), ('got', 1), ('put', 2),
+                     ('got', 2), ('put', 3), ('got', 3)]
+
+
+def test_a_waiting_putters_item_competes_on_priority(io_loop):
+    q = PriorityQueue(maxsize=1)
+    q.put_nowait((1, 'queued'))
+    put = q.put((0, 'waiting'))
+    assert q.get_nowait() == (0, 'waiting')
+    assert put.done() and q.get_nowait() == (1, 'queued')
+
+
+# -- timeouts -------------------------------------------------------------------------
+
+def test_get_times_out_after_a_timedelta(io_loop, virtual_clock):
+    q = Queue()
+    with pytest.raises(TimeoutError):
+        yield q.get(timeout=seconds(1.5))
+    assert virtual_clock() == 1.5
+
+
+def test_get_times_out_at_an_absolute_deadline(io_loop, virtual_clock):
+    yield gen.sleep(1)
+    q = Queue()
+    with pytest.raises(TimeoutError):
+        yield q.get(timeout=io_loop.time() + 2)
+    assert virtual_clock() == 3
+
+
+def test_a_plain_number_timeout_is_a_deadline_not_a_delay(io_loop, virtual_clock):
+    yield gen.sleep(3)
+    with pytest.raises(TimeoutError):
+        yield Queue().get(timeout=2)    # loop time 2 is past: no waiting at all
+    assert virtual_clock() == 3
+
+
+def test_a_put_preempts_a_get_timeout(io_loop, virtual_clock):
+    q = Queue()
+    timers_before = len(io_loop.pending_work()[0])
+    io_loop.call_later(1, q.put_nowait, 'item')
+    assert (yield q.get(timeout=seconds(2))) == 'item'
+    assert virtual_clock() == 1
+    assert len(io_loop.pending_work()[0]) == timers_before   # the timeout is gone
+
+
+def test_a_get_preempts_a_put_timeout(io_loop, virtual_clock):
+    q = Queue(maxsize=1)
+    q.put_nowait('first')
+    timers_before = len(io_loop.pending_work()[0])
+    io_loop.call_later(1, q.get_nowait)
+    yield q.put('second', timeout=seconds(2))
+    assert virtual_clock() == 1 and q.get_nowait() == 'second'
+    assert len(io_loop.pending_work()[0]) == timers_before
+
+
+def test_a_timed_out_put_leaves_its_item_out(io_loop, virtual_clock):
+    q = Queue(maxsize=1)
+    q.put_nowait('first')
+    with pytest.raises(TimeoutError):
+        yield q.put('late', timeout=seconds(1))
+    assert q.get_nowait() == 'first'
+    assert q.empty()
+    q.task_done()
+    yield q.join(timeout=seconds(0))   # 'late' was never counted as a task
+
+
+def test_a_timed_out_getter_is_skipped(io_loop, virtual_clock):
+    q = Queue()
+    early = failure_of(q.get(timeout=seconds(1)))
+    late = q.get(timeout=seconds(10))
+    yield gen.sleep(2)
+    assert isinstance((yield early), TimeoutError)
+    q.put_nowait('item')
+    assert (yield late) == 'item'
+    assert virtual_clock() == 2
+
+
+def test_short_timed_waits_in_a_loop_leave_nothing_behind(io_loop, virtual_clock):
+    q = Queue()
+    long_wait = q.get()
+    refs = []
+    for _ in range(1000):
+        future = q.get(timeout=seconds(0.001))
+        refs.append(weakref.ref(future))
+        with pytest.raises(TimeoutError):
+            yield future
+        del future
+    gc.collect()
+    assert sum(1 for ref in refs if ref() is not None) <= 1
+    q.put_nowait('item')
+    assert (yield long_wait) == 'item'
+
+
+# -- cancellation ---------------------------------------------------------------------
+
+def test_an_item_put_after_its_getter_was_cancelled_stays_in_the_queue(io_loop):
+    q = Queue()
+    getter = q.get()
+    assert getter.cancel()
+    q.put_nowait('item')
+    assert getter.cancelled()
+    assert q.qsize() == 1 and q.get_nowait() == 'item'
+
+
+def test_an_item_goes_to_the_getter_after_a_cancelled_one(io_loop):
+    q = Queue()
+    first, second, third = q.get(), q.get(), q.get()
+    second.cancel()
+    q.put_nowait('a')
+    q.put_nowait('b')
+    assert (yield first) == 'a' and (yield third) == 'b'
+    assert q.empty()
+
+
+def test_cancelling_a_coroutine_blocked_in_get_withdraws_its_getter(io_loop):
+    q = Queue()
+    trace = []
+
+    @gen.coroutine
+    def worker():
+        try:
+            item = yield q.get()
+            trace.append(('got', item))
+        except CancelledError:
+            trace.append('cancelled')
+            raise
+
+    running = worker()
+    yield gen.moment
+    running.cancel()
+    with pytest.raises(CancelledError):
+        yield running
+    q.put_nowait('item')
+    assert trace == ['cancelled']
+    assert q.get_nowait() == 'item'
+
+
+def test_with_timeout_cancels_the_get_it_wraps(io_loop, virtual_clock):
+    q = Queue()
+    with pytest.raises(TimeoutError):
+        yield gen.with_timeout(seconds(1), q.get())
+    q.put_nowait('item')
+    assert q.qsize() == 1
+
+
+def test_a_cancelled_putter_never_adds_its_item(io_loop):
+    q = Queue(maxsize=1)
+    q.put_nowait('a')
+    withdrawn = q.put('withdrawn')
+    kept = q.put('kept')
+    assert withdrawn.cancel()
+    assert q.get_nowait() == 'a'
+    assert kept.done() and withdrawn.cancelled()
+    assert q.get_nowait() == 'kept' and q.empty()
+
+
+def test_a_cancelled_join_does_not_disturb_other_joiners(io_loop):
+    q = Queue()
+    q.put_nowait('task')
+    cancelled, waiting = q.join(), q.join()
+    cancelled.cancel()
+    q.get_nowait()
+    q.task_done()
+    yield waiting
+    assert cancelled.cancelled()
+
+
+# -- task_done and join ---------------------------------------------------------------
+
+def test_task_done_more_often_than_put_raises(io_loop):
+    q = Queue()
+    with pytest.raises(ValueError):
+        q.task_done()
+    q.put_nowait('x')
+    q.get_nowait()
+    q.task_done()
+    with pytest.raises(ValueError):
+        q.task_done()
+
+
+def test_join_waits_for_every_task_done(io_loop):
+    q = Queue()
+    yield q.join()                  # nothing was ever put: done at once
+    for item in range(3):
+        q.put_nowait(item)
+    joined = q.join()
+    for _ in range(3):
+        q.get_nowait()
+        assert not joined.done()
+        q.task_done()
+    yield joined
+    later = Queue()
+    later.put_nowait('again')
+    assert not later.join().done()
+
+
+def test_join_times_out_while_work_remains(io_loop, virtual_clock):
+    q = Queue()
+    q.put_nowait('unfinished')
+    with pytest.raises(TimeoutError):
+        yield q.join(timeout=seconds(3))
+    assert virtual_clock() == 3
+
+
+# -- at scale -------------------------------------------------------------------------
+
+@pytest.mark.gen_test(timeout=60)
+def test_ten_thousand_items_through_a_hundred_workers(io_loop, virtual_clock):
+    q = Queue(maxsize=50)
+    processed = collections.Counter()
+    busy = set()
+    peak = []
+
+    @gen.coroutine
+    def worker(number):
+        while True:
+            item = yield q.get()
+            busy.add(number)
+            peak.append(len(busy))
+            try:
+                yield gen.sleep(0.001 * (item % 7))
+                processed[item] += 1
+            finally:
+                busy.discard(number)
+                q.task_done()
+
+    @gen.coroutine
+    def producer(start):
+        for item in range(start, 10000, 4):
+            yield q.put(item)
+
+    workers = [worker(number) for number in range(100)]
+    yield [producer(start) for start in range(4)]
+    yield q.join()
+    assert sorted(processed) == list(range(10000))
+    assert set(processed.values()) == {1}
+    assert max(peak) == 100
+    for running in workers:
+        running.cancel()
+    for running in workers:
+        with pytest.raises(CancelledError):
+            yield running
