@@ -300,6 +300,7 @@ def gen_test(func=None, timeout=None):
         @functools.wraps(method)
         def run(self, *args):
             return run_test_coroutine(self.io_loop, timeout, method, self, *args)
+        run.__wrapped__ = method    # functools.wraps sets it on Python 3 only
         return run
 
     if func is not None:
@@ -366,4 +367,4 @@ def _suspension_points(tb):
             line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
             entries.append((code.co_filename, tb.tb_lineno, code.co_name, line))
         tb = tb.tb_next
-    return ''.join(traceback.format_list(entries))
+    return ''.join(traceback.format_list(entries)).rstrip()
