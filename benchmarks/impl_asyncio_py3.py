@@ -12,7 +12,7 @@ from common import MESSAGE_SIZE, echo_payload, import_optional, loopback_listene
 __all__ = ['AsyncioStyle']
 
 
-class AsyncioStyle(object):
+class AsyncioStyle(loop_workloads.LoopWorkloads):
     """W1-W6 on one event loop made by `loop_factory`."""
 
     def __init__(self, loop_factory):
@@ -57,12 +57,6 @@ class AsyncioStyle(object):
         # cancel that remove_timeout does not have either.
         return loop_workloads.LoopAPI(loop.call_later, operator.methodcaller('cancel'),
                                       loop.call_soon, loop.stop, run)
-
-    def w3_timers(self, delays):
-        return loop_workloads.w3_timers(self.loop_api(), delays)
-
-    def w4_callbacks(self, callbacks):
-        return loop_workloads.w4_callbacks(self.loop_api(), callbacks)
 
     def w5_echo(self, clients, messages):
         return self.loop.run_until_complete(_echo(clients, messages))

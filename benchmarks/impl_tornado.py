@@ -15,7 +15,7 @@ from common import MESSAGE_SIZE, echo_payload, import_optional, loopback_listene
 __all__ = ['TornadoStyle']
 
 
-class TornadoStyle(object):
+class TornadoStyle(loop_workloads.LoopWorkloads):
     """W1-W6 on `package` ('tinytornado' or 'tornado'), one IOLoop for the process."""
 
     def __init__(self, package):
@@ -72,12 +72,6 @@ class TornadoStyle(object):
 
         return loop_workloads.LoopAPI(io_loop.call_later, io_loop.remove_timeout,
                                       io_loop.add_callback, io_loop.stop, run)
-
-    def w3_timers(self, delays):
-        return loop_workloads.w3_timers(self.loop_api(), delays)
-
-    def w4_callbacks(self, callbacks):
-        return loop_workloads.w4_callbacks(self.loop_api(), callbacks)
 
     def w5_echo(self, clients, messages):
         gen = self.gen

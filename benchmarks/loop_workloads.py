@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 
-__all__ = ['LoopAPI', 'w3_timers', 'w4_callbacks']
+__all__ = ['LoopAPI', 'LoopWorkloads', 'w3_timers', 'w4_callbacks']
 
 # call_later(delay, fn) -> handle; cancel(handle); add_callback(fn); stop();
 # run(fn): schedule fn and run the loop until stop() is called.
@@ -61,3 +61,13 @@ def w4_callbacks(api, callbacks):
 
     api.run(step)
     return count[0]
+
+
+class LoopWorkloads(object):
+    """W3 and W4 as methods, for an implementation class that provides `loop_api()`."""
+
+    def w3_timers(self, delays):
+        return w3_timers(self.loop_api(), delays)
+
+    def w4_callbacks(self, callbacks):
+        return w4_callbacks(self.loop_api(), callbacks)
