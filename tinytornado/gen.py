@@ -266,10 +266,17 @@ def _resolve_multi(future, children, keys, quiet_exceptions):
             results.append(child.result())
         elif not future.done():
             future_set_exc_info(future, exc_info)
-        elif not isinstance(exc_info[1], (CancelledError,) + tuple(quiet_exceptions)):
+        elif not isinstance(exc_info[1], _never_logged(quiet_exceptions)):
             app_log.error('Multiple exceptions in yield list', exc_info=exc_info)
     if not future.done():
         future.set_result(dict(zip(keys, results)) if keys is not None else results)
+
+
+def _never_logged(quiet_exceptions):
+    """Cancellations plus `quiet_exceptions` (a class or a tuple, as Tornado takes it)."""
+    if not isinstance(quiet_exceptions, tuple):
+        quiet_exceptions = (quiet_exceptions,)
+    return (CancelledError,) + quiet_exceptions
 
 
 def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
@@ -283,18 +290,26 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
     """
     future = convert_yielded(future)
     result = Future()
-    chain_future(future, result)
     io_loop = IOLoop.current()
+    timed_out = []
 
     def on_timeout():
+        timed_out.append(True)
+        # Cancel first, so the inner coroutine cleans up before the caller resumes.
+        if cancel_on_timeout:
+            future.cancel()
         if not result.done():
             try:
                 raise TimeoutError('Timeout')
             except TimeoutError:
                 result.set_exc_info(sys.exc_info())
-        future.add_done_callback(functools.partial(_log_late_failure, quiet_exceptions))
-        if cancel_on_timeout:
-            future.cancel()
+
+    def on_done(done):
+        io_loop.remove_timeout(handle)
+        if timed_out:
+            _log_late_failure(quiet_exceptions, done)
+        else:
+            chain_future(done, result)
 
     def cancel():
         future.cancel()
@@ -306,15 +321,14 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
         handle = io_loop.call_later(timeout.total_seconds(), on_timeout)
     else:
         handle = io_loop.call_at(timeout, on_timeout)
-    future.add_done_callback(lambda f: io_loop.remove_timeout(handle))
+    future.add_done_callback(on_done)
     result.set_canceller(cancel)
     return result
 
 
 def _log_late_failure(quiet_exceptions, future):
     exc_info = future.exc_info() if isinstance(future, Future) else None
-    if exc_info is not None and not isinstance(
-            exc_info[1], (CancelledError,) + tuple(quiet_exceptions)):
+    if exc_info is not None and not isinstance(exc_info[1], _never_logged(quiet_exceptions)):
         app_log.error('Exception in Future %r after timeout', future, exc_info=exc_info)
 
 

@@ -1,0 +1,231 @@
+from __future__ import absolute_import, division, print_function
+
+import gc
+import logging
+import traceback
+import weakref
+
+import pytest
+
+from tinytornado._compat import futures
+from tinytornado.concurrent import (
+    CancelledError, Future, InvalidStateError, chain_future,
+    future_set_exc_info, future_set_exception_unless_cancelled,
+    future_set_result_unless_cancelled, is_future,
+)
+
+
+def raise_value_error_deep():
+    raise ValueError('deep')
+
+
+def failed_future():
+    future = Future()
+    try:
+        raise_value_error_deep()
+    except ValueError:
+        import sys
+        future.set_exc_info(sys.exc_info())
+    return future
+
+
+class ListHandler(logging.Handler):
+    def __init__(self):
+        logging.Handler.__init__(self)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@pytest.fixture
+def app_log_records():
+    handler = ListHandler()
+    logger = logging.getLogger('tornado.application')
+    logger.addHandler(handler)
+    yield handler.records
+    logger.removeHandler(handler)
+
+
+def test_result_and_callbacks_in_order():
+    future = Future()
+    trace = []
+    future.add_done_callback(lambda f: trace.append(('a', f.result())))
+    future.add_done_callback(lambda f: trace.append(('b', f.result())))
+    assert not future.done() and future.running()
+    future.set_result(3)
+    assert trace == [('a', 3), ('b', 3)]
+    future.add_done_callback(lambda f: trace.append(('late', f.result())))
+    assert trace[-1] == ('late', 3)
+    assert future.done() and not future.running() and not future.cancelled()
+    assert future.exception() is None and future.exc_info() is None
+
+
+def test_result_before_done_is_an_error():
+    with pytest.raises(InvalidStateError):
+        Future().result()
+
+
+def test_setting_twice_is_a_clear_error():
+    future = Future()
+    future.set_result(1)
+    with pytest.raises(InvalidStateError) as info:
+        future.set_result(2)
+    assert 'already done' in str(info.value)
+    with pytest.raises(InvalidStateError):
+        future.set_exception(ValueError())
+    assert future.result() == 1
+
+
+def test_result_reraises_with_original_traceback():
+    future = failed_future()
+    with pytest.raises(ValueError) as info:
+        future.result()
+    names = [frame[2] for frame in traceback.extract_tb(info.tb)]
+    assert 'raise_value_error_deep' in names
+    assert isinstance(future.exception(), ValueError)
+    assert future.exc_info()[0] is ValueError
+
+
+def test_callback_exception_is_logged_and_others_still_run(app_log_records):
+    future = Future()
+    trace = []
+
+    def bad(f):
+        raise RuntimeError('callback broke')
+    future.add_done_callback(bad)
+    future.add_done_callback(lambda f: trace.append('ran'))
+    future.set_result(None)
+    assert trace == ['ran']
+    assert any('callback broke' in str(r.exc_info[1]) for r in app_log_records)
+
+
+def test_cancel_plain_future():
+    future = Future()
+    trace = []
+    future.add_done_callback(lambda f: trace.append(f.cancelled()))
+    assert future.cancel() is True
+    assert future.cancelled() and future.done()
+    assert trace == [True]
+    with pytest.raises(CancelledError):
+        future.result()
+    with pytest.raises(CancelledError):
+        future.exception()
+    assert future.cancel() is False
+
+
+def test_cancel_done_future_returns_false():
+    future = Future()
+    future.set_result(1)
+    assert future.cancel() is False
+    assert future.result() == 1
+
+
+def test_canceller_decides():
+    future = Future()
+    calls = []
+
+    def canceller():
+        calls.append(1)
+        return False
+    future.set_canceller(canceller)
+    assert future.cancel() is False
+    assert calls == [1] and not future.done()
+    future.set_result(5)
+    assert future.result() == 5
+
+
+def test_unretrieved_exception_is_logged_when_collected(app_log_records):
+    future = failed_future()
+    ref = weakref.ref(future)
+    del future
+    gc.collect()
+    assert ref() is None, 'the Future must not be kept alive'
+    messages = [r.getMessage() for r in app_log_records]
+    assert any('never retrieved' in m and 'raise_value_error_deep' in m for m in messages)
+
+
+def test_retrieved_exception_is_not_logged(app_log_records):
+    future = failed_future()
+    future.exception()
+    del future
+    gc.collect()
+    assert app_log_records == []
+
+
+def test_cancelled_future_is_not_logged(app_log_records):
+    future = Future()
+    future.cancel()
+    del future
+    gc.collect()
+    assert app_log_records == []
+
+
+def test_unless_cancelled_helpers(app_log_records):
+    future = Future()
+    future.cancel()
+    future_set_result_unless_cancelled(future, 1)
+    future_set_exception_unless_cancelled(future, ValueError('late'))
+    assert future.cancelled()
+    assert any('late' in str(r.exc_info[1]) for r in app_log_records)
+    live = Future()
+    future_set_result_unless_cancelled(live, 2)
+    assert live.result() == 2
+
+
+def test_future_set_exc_info_on_concurrent_future():
+    target = futures.Future()
+    future_set_exc_info(target, failed_future().exc_info())
+    assert isinstance(target.exception(), ValueError)
+
+
+def test_is_future():
+    assert is_future(Future())
+    assert is_future(futures.Future())
+    assert not is_future(object())
+
+
+def test_chain_future_copies_result_exception_and_cancellation():
+    source, target = Future(), Future()
+    chain_future(source, target)
+    source.set_result(7)
+    assert target.result() == 7
+
+    source, target = failed_future(), Future()
+    chain_future(source, target)
+    with pytest.raises(ValueError):
+        target.result()
+
+    source, target = Future(), Future()
+    chain_future(source, target)
+    source.cancel()
+    assert target.cancelled()
+
+
+def test_chain_future_from_concurrent_future():
+    source, target = futures.Future(), Future()
+    chain_future(source, target)
+    source.set_exception(KeyError('k'))
+    assert isinstance(target.exception(), KeyError)
+
+
+def test_chain_future_leaves_done_target_alone():
+    source, target = Future(), Future()
+    chain_future(source, target)
+    target.set_result('first')
+    source.set_result('second')
+    assert target.result() == 'first'
+
+
+def test_remove_done_callback():
+    future = Future()
+    trace = []
+
+    def cb(f):
+        trace.append(1)
+    future.add_done_callback(cb)
+    future.add_done_callback(cb)
+    assert future.remove_done_callback(cb) == 2
+    future.set_result(None)
+    assert trace == []
+    assert future.remove_done_callback(cb) == 0

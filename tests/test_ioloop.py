@@ -1,0 +1,396 @@
+from __future__ import absolute_import, division, print_function
+
+import datetime
+import logging
+import socket
+import threading
+
+import pytest
+
+from tinytornado import gen
+from tinytornado.concurrent import CancelledError, Future, TimeoutError
+from tinytornado.ioloop import IOLoop, PeriodicCallback
+from tinytornado.testing import VirtualClock
+
+
+@pytest.fixture
+def loop():
+    io_loop = IOLoop(make_current=False)
+    io_loop.make_current()
+    yield io_loop
+    io_loop.close(all_fds=True)
+    IOLoop.clear_current()
+
+
+@pytest.fixture
+def clock():
+    return VirtualClock(start=100.0)
+
+
+@pytest.fixture
+def vloop(clock):
+    io_loop = IOLoop(make_current=False, time_func=clock)
+    io_loop.make_current()
+    yield io_loop
+    io_loop.close(all_fds=True)
+    IOLoop.clear_current()
+
+
+class Records(logging.Handler):
+    def __init__(self):
+        logging.Handler.__init__(self)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@pytest.fixture
+def app_log_records():
+    handler = Records()
+    logger = logging.getLogger('tornado.application')
+    logger.addHandler(handler)
+    yield handler.records
+    logger.removeHandler(handler)
+
+
+def run_until_idle(io_loop, deadline_after=10):
+    io_loop.call_later(deadline_after, io_loop.stop)
+    io_loop.start()
+
+
+def test_callbacks_added_during_a_pass_run_in_the_next(vloop):
+    trace = []
+
+    def first():
+        trace.append('first')
+        vloop.add_callback(lambda: trace.append('added by first'))
+
+    vloop.add_callback(first)
+    vloop.add_callback(lambda: trace.append('second'))
+    vloop.add_callback(lambda: vloop.add_callback(vloop.stop))
+    vloop.start()
+    assert trace == ['first', 'second', 'added by first']
+
+
+def test_timers_fire_at_their_deadlines_exactly(vloop, clock):
+    fired = []
+    for delay in (0.2, 0.1, 0.3):
+        vloop.call_later(delay, lambda: fired.append(round(clock() - 100, 6)))
+    vloop.call_later(0.3, vloop.stop)
+    vloop.start()
+    assert fired == [0.1, 0.2, 0.3]
+    assert clock() == 100.3
+
+
+def test_equal_deadlines_run_fifo(vloop):
+    trace = []
+    for i in range(50):
+        vloop.call_at(101, trace.append, i)
+    vloop.call_at(101, vloop.stop)
+    vloop.start()
+    assert trace == list(range(50))
+
+
+def test_due_timers_collected_before_any_runs(vloop, clock):
+    trace = []
+
+    def first():
+        trace.append('first')
+        # Due "now": must wait for the next pass, after callbacks ready then.
+        vloop.call_at(clock(), trace.append, 'timer added by timer')
+        vloop.add_callback(trace.append, 'callback added by timer')
+
+    vloop.call_at(101, first)
+    vloop.call_at(101, trace.append, 'second')
+    vloop.call_at(101.5, vloop.stop)
+    vloop.start()
+    assert trace == ['first', 'second', 'callback added by timer', 'timer added by timer']
+
+
+def test_pass_order_callbacks_then_handlers_then_timers(vloop):
+    trace = []
+    reader, writer = socket.socketpair()
+    writer.send(b'x')
+
+    def on_read(fd, events):
+        trace.append('handler')
+        vloop.remove_handler(fd)
+    vloop.add_handler(reader, on_read, IOLoop.READ)
+    vloop.call_later(0, trace.append, 'timer')
+    vloop.add_callback(trace.append, 'callback')
+    vloop.call_later(0.5, vloop.stop)
+    vloop.start()
+    assert trace == ['callback', 'handler', 'timer']
+    reader.close()
+    writer.close()
+
+
+def test_remove_timeout_is_harmless_twice_and_after_firing(vloop):
+    trace = []
+    handle = vloop.call_later(1, trace.append, 'cancelled')
+    fired = vloop.call_later(0.5, trace.append, 'fired')
+    vloop.remove_timeout(handle)
+    vloop.remove_timeout(handle)
+    vloop.call_later(2, vloop.stop)
+    vloop.start()
+    vloop.remove_timeout(fired)
+    assert trace == ['fired']
+
+
+def test_cancelled_timers_are_compacted(vloop):
+    handles = [vloop.call_later(i, lambda: None) for i in range(1, 3001)]
+    for handle in handles[:2500]:
+        vloop.remove_timeout(handle)
+    assert len(vloop._timers) < 1500
+    live = [e[2] for e in vloop._timers if e[2].callback is not None]
+    assert live == handles[2500:]
+
+
+def test_cancelled_head_timer_does_not_wake_the_loop(vloop, clock):
+    handle = vloop.call_later(1, lambda: None)
+    vloop.call_later(5, vloop.stop)
+    vloop.remove_timeout(handle)
+    vloop.start()
+    assert clock() == 105
+
+
+def test_add_timeout_takes_deadline_or_timedelta(vloop, clock):
+    fired = []
+    vloop.add_timeout(datetime.timedelta(seconds=2), lambda: fired.append(clock()))
+    vloop.add_timeout(101, lambda: fired.append(clock()))
+    vloop.call_later(3, vloop.stop)
+    vloop.start()
+    assert fired == [101, 102]
+    with pytest.raises(TypeError):
+        vloop.add_timeout('soon', lambda: None)
+
+
+def test_loop_sleeps_until_the_deadline_without_busy_waiting(loop):
+    polls = []
+    select = loop._selector.select
+
+    def counting_select(timeout=None):
+        polls.append(timeout)
+        return select(timeout)
+    loop._selector.select = counting_select
+    start = loop.time()
+    loop.call_later(0.05, loop.stop)
+    loop.start()
+    assert loop.time() - start >= 0.05
+    assert len(polls) <= 3, polls
+
+
+def test_exception_in_callback_is_logged_and_loop_goes_on(vloop, app_log_records):
+    trace = []
+
+    def bad():
+        raise ValueError('bad callback')
+    vloop.add_callback(bad)
+    vloop.add_callback(trace.append, 'after')
+    vloop.call_later(1, vloop.stop)
+    vloop.start()
+    assert trace == ['after']
+    assert [str(r.exc_info[1]) for r in app_log_records] == ['bad callback']
+
+
+def test_failed_future_returned_by_callback_is_logged(vloop, app_log_records):
+    def returns_failed():
+        future = Future()
+        future.set_exception(KeyError('in future'))
+        return future
+    vloop.add_callback(returns_failed)
+    vloop.call_later(1, vloop.stop)
+    vloop.start()
+    assert any('in future' in str(r.exc_info[1]) for r in app_log_records)
+
+
+def test_add_callback_from_another_thread_wakes_a_sleeping_loop(loop):
+    future = Future()
+
+    def from_thread():
+        threading.Event().wait(0.05)  # Let the loop block in its poll.
+        loop.add_callback(future.set_result, 'woken')
+
+    loop.add_callback(lambda: threading.Thread(target=from_thread).start())
+    assert loop.run_sync(lambda: future, timeout=5) == 'woken'
+
+
+def test_add_future_runs_callback_in_a_later_pass(vloop):
+    trace = []
+    future = Future()
+    vloop.add_future(future, lambda f: trace.append(('done', f.result())))
+    future.set_result(1)
+    assert trace == []
+    vloop.call_later(1, vloop.stop)
+    vloop.start()
+    assert trace == [('done', 1)]
+
+
+def test_handlers_read_write_update_remove(loop):
+    reader, writer = socket.socketpair()
+    trace = []
+
+    def on_writer(fd, events):
+        trace.append(('writer', events))
+        assert fd is writer
+        writer.send(b'ping')
+        loop.update_handler(writer, IOLoop.READ)
+
+    def on_reader(fd, events):
+        trace.append(('reader', events, reader.recv(10)))
+        loop.remove_handler(reader)
+        loop.remove_handler(writer)
+        loop.stop()
+
+    loop.add_handler(writer, on_writer, IOLoop.WRITE)
+    loop.add_handler(reader.fileno(), on_reader, IOLoop.READ)
+    loop.start()
+    assert trace == [('writer', IOLoop.WRITE), ('reader', IOLoop.READ, b'ping')]
+    loop.remove_handler(reader)  # Harmless when not watched.
+    reader.close()
+    writer.close()
+
+
+def test_close_all_fds_closes_registered_sockets():
+    io_loop = IOLoop(make_current=False)
+    reader, writer = socket.socketpair()
+    io_loop.add_handler(reader, lambda fd, events: None, IOLoop.READ)
+    io_loop.close(all_fds=True)
+    assert reader.fileno() == -1
+    writer.close()
+
+
+def test_run_sync_returns_and_reraises(vloop):
+    @gen.coroutine
+    def ok():
+        yield gen.sleep(1)
+        raise gen.Return('value')
+
+    @gen.coroutine
+    def fails():
+        yield gen.sleep(1)
+        raise KeyError('from coroutine')
+
+    assert vloop.run_sync(ok) == 'value'
+    with pytest.raises(KeyError):
+        vloop.run_sync(fails)
+    assert vloop.run_sync(lambda: None) is None
+    assert vloop.run_sync(lambda: [ok(), ok()]) == ['value', 'value']
+
+
+def test_run_sync_timeout_cancels_the_coroutine(vloop, clock):
+    trace = []
+
+    @gen.coroutine
+    def slow():
+        try:
+            yield gen.sleep(10)
+        except CancelledError:
+            trace.append(('cancelled at', clock()))
+            raise
+    with pytest.raises(TimeoutError):
+        vloop.run_sync(slow, timeout=1)
+    assert trace == [('cancelled at', 101)]
+    assert len([e for e in vloop._timers if e[2].callback]) == 0
+
+
+def test_run_sync_timeout_can_leave_it_running(vloop, clock):
+    trace = []
+
+    @gen.coroutine
+    def slow():
+        yield gen.sleep(10)
+        trace.append('finished')
+    with pytest.raises(TimeoutError):
+        vloop.run_sync(slow, timeout=1, cancel_on_timeout=False)
+    vloop.call_later(20, vloop.stop)
+    vloop.start()
+    assert trace == ['finished']
+
+
+def test_run_sync_on_a_running_loop_is_an_error(vloop):
+    errors = []
+
+    def nested():
+        with pytest.raises(RuntimeError) as info:
+            vloop.run_sync(lambda: None)
+        errors.append(str(info.value))
+    vloop.run_sync(nested)
+    assert 'running' in errors[0]
+
+
+def test_run_sync_of_undecorated_generator_explains(vloop):
+    def undecorated():
+        yield gen.moment
+    with pytest.raises(gen.BadYieldError) as info:
+        vloop.run_sync(undecorated)
+    assert '@gen.coroutine' in str(info.value)
+
+
+def test_current_instance_and_clear():
+    IOLoop.clear_current()
+    assert IOLoop.current(instance=False) is None
+    created = IOLoop.current()
+    assert IOLoop.current() is created is IOLoop.instance()
+    other = IOLoop(make_current=False)
+    assert IOLoop.current() is created
+    with pytest.raises(RuntimeError):
+        IOLoop(make_current=True)
+    seen = []
+    other.add_callback(lambda: seen.append(IOLoop.current()))
+    other.add_callback(other.stop)
+    other.start()
+    assert seen == [other] and IOLoop.current() is created
+    other.close()
+    created.close()
+    assert IOLoop.current(instance=False) is None
+
+
+def test_stop_before_start_returns_at_once(vloop):
+    trace = []
+    vloop.add_callback(trace.append, 'not yet')
+    vloop.stop()
+    vloop.start()
+    assert trace == []
+
+
+def test_periodic_callback_skips_missed_runs(vloop, clock):
+    runs = []
+
+    def tick():
+        runs.append(round(clock() - 100, 6))
+        if len(runs) == 2:
+            clock.advance(0.35)  # A slow run: 3 periods are missed.
+        if len(runs) == 5:
+            periodic.stop()
+            vloop.stop()
+    periodic = PeriodicCallback(tick, 100)
+    periodic.start()
+    vloop.start()
+    assert runs == [0.1, 0.2, 0.6, 0.7, 0.8]
+    assert not periodic.is_running()
+    with pytest.raises(ValueError):
+        PeriodicCallback(tick, 0)
+
+
+def test_periodic_callback_logs_errors_and_continues(vloop, app_log_records):
+    runs = []
+
+    def tick():
+        runs.append(1)
+        if len(runs) == 3:
+            periodic.stop()
+            vloop.stop()
+        raise ValueError('tick failed')
+    periodic = PeriodicCallback(tick, 10)
+    periodic.start()
+    vloop.start()
+    assert len(runs) == 3 and len(app_log_records) == 3
+
+
+def test_closed_loop_cannot_start():
+    io_loop = IOLoop(make_current=False)
+    io_loop.close()
+    with pytest.raises(RuntimeError):
+        io_loop.start()
