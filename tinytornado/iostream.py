@@ -1,0 +1,822 @@
+"""Non-blocking sockets with Tornado 5.1's Future API: `IOStream` and `SSLIOStream`.
+
+A stream owns one socket. Incoming bytes fill a read buffer, and at most one read is
+pending: a small object that says when the buffer can satisfy it (`_ReadBytes`,
+`_ReadUntil`, ...). Writes go to the socket at once when they can; what does not fit
+waits in a write buffer, and each write's Future resolves once its last byte is sent.
+
+Fast without losing bytes:
+- A read the buffer can already satisfy returns a resolved Future, so the caller's
+  coroutine goes on in the same pass. One it cannot satisfy reads the socket at once
+  (inline) before it waits for the loop, unless the last read showed the socket drained.
+- The socket is registered with the loop once, when the stream first has to wait, and
+  stays registered for reading until it closes (with nothing to read, that is how a close
+  by the peer is noticed); only WRITE interest is switched, when the kernel's send buffer
+  fills and drains. A read costs no selector call.
+- Bytes leave the read buffer only when a read is satisfied, so a cancelled read (a
+  timeout, say) loses nothing: the next read gets them.
+
+Closing: `close()` fails the pending read with `StreamClosedError`, whose `real_error`
+is the cause (also kept as `error`), except that `read_until_close` gets the buffered
+bytes when the close was clean. A read the buffer can satisfy still succeeds after the
+close. The peer closing or resetting the connection, a read that cannot be satisfied
+within its `max_bytes`, and more than `max_buffer_size` unread bytes all close the stream.
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+import errno
+import numbers
+import os
+import re
+import socket
+import ssl
+import sys
+
+from tinytornado._bytebuffer import ByteBuffer
+from tinytornado.concurrent import (
+    Future, future_set_exception_unless_cancelled, future_set_result_unless_cancelled,
+)
+from tinytornado.ioloop import IOLoop
+from tinytornado.log import gen_log
+from tinytornado.netutil import errno_from_exception, ssl_wrap_socket
+
+__all__ = [
+    'IOStream', 'SSLIOStream', 'StreamClosedError', 'UnsatisfiableReadError',
+    'StreamBufferFullError',
+]
+
+_WOULDBLOCK = frozenset([errno.EWOULDBLOCK, errno.EAGAIN, errno.EINTR])
+# The peer went away: expected, so not worth a warning in the log.
+_CONNECTION_LOST = frozenset([errno.ECONNRESET, errno.ECONNABORTED, errno.EPIPE,
+                              errno.ETIMEDOUT, errno.ENOTCONN])
+_CONNECT_IN_PROGRESS = frozenset([errno.EINPROGRESS, errno.EWOULDBLOCK])
+
+_DEFAULT_MAX_BUFFER_SIZE = 100 * 1024 * 1024
+_DEFAULT_READ_CHUNK_SIZE = 64 * 1024
+# The first reads are small, so ten thousand idle streams do not hold 64 KB each; a read
+# that fills its room doubles the next one, up to read_chunk_size.
+_FIRST_RECV_SIZE = 4096
+
+# A stream's states. HANDSHAKING is an SSLIOStream's, between connected and OPEN.
+CONNECTING, HANDSHAKING, OPEN, CLOSED = 'CONNECTING', 'HANDSHAKING', 'OPEN', 'CLOSED'
+
+_READ, _WRITE = IOLoop.READ, IOLoop.WRITE
+
+
+class StreamClosedError(IOError):
+    """The stream is closed. `real_error` is why: None for a clean close by either side,
+    else the exception (a socket error, an ssl.SSLError, StreamBufferFullError...)."""
+
+    def __init__(self, real_error=None):
+        message = 'Stream is closed'
+        if real_error is not None:
+            message += ': %s' % (real_error,)
+        super(StreamClosedError, self).__init__(message)
+        self.real_error = real_error
+
+
+class UnsatisfiableReadError(Exception):
+    """A read_until or read_until_regex found no match within its `max_bytes`."""
+
+
+class StreamBufferFullError(Exception):
+    """More than max_buffer_size unread, or max_write_buffer_size unsent, bytes."""
+
+
+class IOStream(object):
+    """A connected (or connecting) socket with Future-returning reads and writes.
+
+    Args:
+        socket: a stream socket; it is made non-blocking.
+        max_buffer_size: the most unread bytes held before the stream fails (100 MB).
+        read_chunk_size: the most bytes one recv asks for (64 KB).
+        max_write_buffer_size: the most unsent bytes `write` accepts (unlimited).
+    """
+    # After a recv returns less than it had room for, the kernel had no more: a read
+    # waits for the loop rather than try again and meet EWOULDBLOCK.
+    _short_read_drains = True
+
+    def __init__(self, socket, max_buffer_size=None, read_chunk_size=None,
+                 max_write_buffer_size=None):
+        self.socket = socket
+        self.socket.setblocking(False)
+        self.io_loop = IOLoop.current()
+        self.max_buffer_size = max_buffer_size or _DEFAULT_MAX_BUFFER_SIZE
+        self.read_chunk_size = min(read_chunk_size or _DEFAULT_READ_CHUNK_SIZE,
+                                   max(1, self.max_buffer_size // 2))
+        self.max_write_buffer_size = max_write_buffer_size
+        self.error = None
+        self._fileno = socket.fileno()
+        self._state = OPEN
+        self._interest = 0  # the events registered with the loop; 0: not registered
+        self._read_buffer = ByteBuffer()
+        self._write_buffer = ByteBuffer()
+        self._pending_read = None
+        self._write_futures = collections.deque()  # (bytes_written when made, future)
+        self._bytes_written = self._bytes_sent = 0
+        self._recv_size = min(_FIRST_RECV_SIZE, self.read_chunk_size)
+        self._socket_drained = False
+        self._connect_future = None
+        self._close_callback = None
+
+    def __repr__(self):
+        return '<%s fd=%d %s>' % (type(self).__name__, self._fileno, self._state)
+
+    def fileno(self):
+        return self._fileno
+
+    # -- reading -----------------------------------------------------------------------
+
+    def read_bytes(self, num_bytes, partial=False):
+        """A Future of the next `num_bytes` bytes. With `partial`, of what is there (at
+        least one byte, at most `num_bytes`) as soon as anything is."""
+        if not isinstance(num_bytes, numbers.Integral) or num_bytes < 0:
+            raise ValueError('num_bytes must be a non-negative integer: %r' % (num_bytes,))
+        return self._start_read(_ReadBytes(num_bytes, partial))
+
+    def read_until(self, delimiter, max_bytes=None):
+        """A Future of the bytes up to and including `delimiter`.
+
+        If no delimiter ends within `max_bytes` bytes, the stream is closed and the read
+        fails with StreamClosedError (its real_error an UnsatisfiableReadError).
+        """
+        if not delimiter:
+            raise ValueError('read_until needs a non-empty delimiter')
+        return self._start_read(_ReadUntil(delimiter, max_bytes))
+
+    def read_until_regex(self, regex, max_bytes=None):
+        """A Future of the bytes up to and including the first match of `regex`.
+
+        A match may start anywhere, so each arrival searches the whole buffer again:
+        give `max_bytes` when the data may come in small pieces.
+        """
+        return self._start_read(_ReadUntilRegex(re.compile(regex), max_bytes))
+
+    def read_until_close(self):
+        """A Future of every byte until the peer closes the connection cleanly."""
+        return self._start_read(_ReadUntilClose())
+
+    def read_into(self, buf, partial=False):
+        """Fill the writable buffer `buf` (a bytearray or memoryview); a Future of the
+        number of bytes written into it: len(buf), or with `partial` at least one.
+
+        Once the stream's own buffer is empty, the socket reads straight into `buf`.
+        """
+        return self._start_read(_ReadInto(memoryview(buf), partial))
+
+    def reading(self):
+        """True while a read is pending."""
+        return self._pending_read is not None
+
+    def _start_read(self, read):
+        if self._pending_read is not None:
+            raise RuntimeError('Already reading: %r allows one pending read at a time' % self)
+        future = read.future = Future()
+        self._pending_read = read
+        if self._satisfy_from_buffer():
+            return future
+        if self._state is CLOSED:
+            self._end_pending_read()
+            return future
+        future.set_canceller(self._cancel_read)
+        if self._state is OPEN:
+            if not self._socket_drained:
+                self._read_from_socket()
+            if self._pending_read is read:
+                self._update_interest()
+        return future
+
+    def _satisfy_from_buffer(self):
+        """Finish the pending read if the buffer can; True if it is no longer pending."""
+        read = self._pending_read
+        try:
+            size = read.find(self._read_buffer)
+        except UnsatisfiableReadError as e:
+            gen_log.info('Unsatisfiable read, closing %r: %s', self, e)
+            self.close(exc_info=e)
+            self._end_pending_read()  # close() does not, if the stream was closed already
+            return True
+        if size is None:
+            return False
+        self._pending_read = None
+        result = read.take(self._read_buffer, size)
+        self._read_buffer.release(2 * self.read_chunk_size)
+        future_set_result_unless_cancelled(read.future, result)
+        return True
+
+    def _read_from_socket(self):
+        """Read until the pending read is satisfied or the socket has no more for now;
+        with no read pending, read one chunk (to see a close, or to read ahead)."""
+        while self._read_once():
+            if self._pending_read is not None and self._satisfy_from_buffer():
+                return
+            if len(self._read_buffer) > self.max_buffer_size:
+                self._close_buffer_full()
+                return
+            if self._pending_read is None or self._socket_drained:
+                return
+
+    def _read_once(self):
+        """One recv; True if it brought bytes. Closes the stream at EOF or on an error."""
+        read = self._pending_read
+        direct = None if read is None else read.direct_view(self._read_buffer)
+        view = direct if direct is not None else self._read_buffer.room(self._recv_size)
+        try:
+            size = self._recv_into(view)
+        except (socket.error, IOError, OSError) as e:
+            self._close_on_error('Read', e)
+            return False
+        if size is None:
+            self._socket_drained = True
+            return False
+        if not size:
+            self.close()  # the peer closed its side: EOF
+            return False
+        if direct is not None:
+            read.filled += size
+        else:
+            self._read_buffer.commit(size)
+        if size < len(view):
+            self._socket_drained = self._short_read_drains
+        elif direct is None:
+            self._recv_size = min(2 * self._recv_size, self.read_chunk_size)
+        return True
+
+    def _recv_into(self, view):
+        """Bytes read into `view`, 0 at EOF, None if there are none for now."""
+        try:
+            return self.socket.recv_into(view)
+        except socket.error as e:
+            if errno_from_exception(e) in _WOULDBLOCK:
+                return None
+            raise
+
+    def _cancel_read(self):
+        # The read's Future was cancelled: nothing was taken from the buffer, so the next
+        # read sees every byte (read_into puts back what it had moved into its buffer).
+        read, self._pending_read = self._pending_read, None
+        read.unread(self._read_buffer)
+        read.future.set_cancelled()
+        return True
+
+    def _end_pending_read(self):
+        """The stream is closed: give the pending read what it accepts, or fail it."""
+        read, self._pending_read = self._pending_read, None
+        if read is None:
+            return
+        size = None if self.error is not None else read.at_close(self._read_buffer)
+        if size is None:
+            future_set_exception_unless_cancelled(read.future, self._closed_error())
+        else:
+            future_set_result_unless_cancelled(read.future, read.take(self._read_buffer, size))
+
+    def _close_buffer_full(self):
+        error = StreamBufferFullError('Reached maximum read buffer size (%d bytes)'
+                                      % self.max_buffer_size)
+        gen_log.warning('Closing %r: %s', self, error)
+        self.close(exc_info=error)
+
+    # -- writing -----------------------------------------------------------------------
+
+    def write(self, data):
+        """Queue `data` for sending; a Future resolved once all of it has been sent.
+
+        Writes go out in order and need not wait for each other. A Future that fails
+        because the stream closed is not logged if nobody waits for it.
+
+        Raises:
+            StreamClosedError: the stream is closed.
+            StreamBufferFullError: the unsent bytes would pass max_write_buffer_size.
+        """
+        if self._state is CLOSED:
+            raise self._closed_error()
+        if data:
+            if (self.max_write_buffer_size is not None and
+                    len(self._write_buffer) + len(data) > self.max_write_buffer_size):
+                raise StreamBufferFullError('Reached maximum write buffer size')
+            self._write_buffer.append(data)
+            self._bytes_written += len(data)
+        future = Future()
+        self._write_futures.append((self._bytes_written, future))
+        if self._state is OPEN:
+            self._handle_write()
+        return future
+
+    def writing(self):
+        """True while written bytes wait to be sent."""
+        return bool(len(self._write_buffer))
+
+    def _handle_write(self):
+        buffer = self._write_buffer
+        while len(buffer):
+            try:
+                sent = self._send(buffer.view())
+            except (socket.error, IOError, OSError) as e:
+                self._close_on_error('Write', e)
+                return
+            if not sent:
+                break  # the kernel's buffer is full: wait for WRITE
+            buffer.skip(sent)
+            self._bytes_sent += sent
+        futures = self._write_futures
+        while futures and futures[0][0] <= self._bytes_sent:
+            future_set_result_unless_cancelled(futures.popleft()[1], None)
+        if len(buffer) or self._interest & _WRITE:
+            self._update_interest()
+
+    def _send(self, view):
+        """Bytes sent from `view`; 0 if the socket cannot take any now."""
+        try:
+            return self.socket.send(view)
+        except socket.error as e:
+            if errno_from_exception(e) in _WOULDBLOCK:
+                return 0
+            raise
+
+    # -- connecting --------------------------------------------------------------------
+
+    def connect(self, address, server_hostname=None):
+        """Connect the socket to `address`, which must be resolved already (a name would
+        make socket.connect block). A Future resolved with this stream once connected.
+
+        Reads and writes started before then wait for the connection. A refused or
+        failed connection fails the Future with StreamClosedError (its real_error the
+        socket error). Cancelling the Future closes the stream.
+        """
+        self._state = CONNECTING
+        future = self._connect_future = Future()
+        future.set_canceller(self._cancel_connect)
+        try:
+            self.socket.connect(address)
+        except socket.error as e:
+            if errno_from_exception(e) not in _CONNECT_IN_PROGRESS:
+                self.close(exc_info=e)
+                return future
+        self._update_interest()
+        return future
+
+    def _handle_connect(self):
+        err = self.socket.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            self.close(exc_info=socket.error(err, os.strerror(err)))
+            return
+        self._state = OPEN
+        self._on_connect()
+
+    def _on_connect(self):
+        """The TCP connection is up: start what waited for it, then tell the caller
+        (unless that closed the stream, which failed the Future)."""
+        self._start_pending_io()
+        future, self._connect_future = self._connect_future, None
+        if future is not None:
+            future_set_result_unless_cancelled(future, self)
+
+    def _start_pending_io(self):
+        if len(self._write_buffer):
+            self._handle_write()
+        if self._pending_read is not None and self._state is OPEN:
+            self._read_from_socket()
+        if self._state is OPEN:
+            self._update_interest()
+
+    def _cancel_connect(self):
+        future, self._connect_future = self._connect_future, None
+        future.set_cancelled()
+        self.close()
+        return True
+
+    # -- events from the loop ----------------------------------------------------------
+
+    def _wanted_events(self):
+        if self._state is CONNECTING:
+            return _WRITE
+        return _READ | _WRITE if len(self._write_buffer) else _READ
+
+    def _update_interest(self):
+        """Tell the loop what the stream waits for now; registers it on first need."""
+        events = self._wanted_events()
+        if events == self._interest:
+            return
+        if self._interest:
+            self.io_loop.update_handler(self._fileno, events)
+        else:
+            self.io_loop.add_handler(self._fileno, self._handle_events, events)
+        self._interest = events
+
+    def _handle_events(self, fd, events):
+        try:
+            self._dispatch(events)
+        except Exception:
+            gen_log.error('Uncaught exception in %r, closing it', self, exc_info=True)
+            self.close(exc_info=True)
+
+    def _dispatch(self, events):
+        if self._state is CONNECTING:
+            self._handle_connect()
+            return
+        if events & _READ:
+            self._socket_drained = False
+            self._read_from_socket()
+        if events & _WRITE and self._state is OPEN:
+            self._handle_write()
+
+    # -- closing -----------------------------------------------------------------------
+
+    def set_close_callback(self, callback):
+        """Call `callback()` (in a later loop pass) once the stream closes, whichever
+        side closes it. Setting one also watches an idle stream, to notice the peer
+        closing it."""
+        self._close_callback = callback
+        if callback is None:
+            return
+        if self._state is CLOSED:
+            self._run_close_callback()
+        elif self._state is OPEN:
+            self._update_interest()
+
+    def closed(self):
+        return self._state is CLOSED
+
+    def close(self, exc_info=False):
+        """Close the stream and its socket; harmless if closed already.
+
+        Args:
+            exc_info: the cause of the close, kept as `error` and given to pending reads
+                as StreamClosedError.real_error: an exception, a sys.exc_info() triple,
+                or True for the exception being handled.
+        """
+        if self._state is CLOSED:
+            return
+        if exc_info:
+            self.error = _exception_from(exc_info)
+        self._state = CLOSED
+        if self._interest:
+            self.io_loop.remove_handler(self._fileno)
+            self._interest = 0
+        self.socket.close()
+        self._signal_closed()
+
+    def _signal_closed(self):
+        self._end_pending_read()
+        error = self._closed_error()
+        future, self._connect_future = self._connect_future, None
+        if future is not None:
+            future_set_exception_unless_cancelled(future, error)
+        while self._write_futures:
+            future = self._write_futures.popleft()[1]
+            if not future.done():
+                future.set_exception(error)
+                future.exception()  # retrieved: a write nobody waits for logs nothing
+        self._run_close_callback()
+
+    def _run_close_callback(self):
+        callback, self._close_callback = self._close_callback, None
+        if callback is not None:
+            self.io_loop.add_callback(callback)
+
+    def _closed_error(self):
+        return StreamClosedError(real_error=self.error)
+
+    def _close_on_error(self, operation, error):
+        if errno_from_exception(error) not in _CONNECTION_LOST:
+            gen_log.warning('%s error on %r: %s', operation, self, error)
+        self.close(exc_info=error)
+
+    # -- options and TLS ---------------------------------------------------------------
+
+    def set_nodelay(self, value):
+        """Send small writes at once (TCP_NODELAY) rather than gather them (Nagle)."""
+        if self._state is CLOSED or self.socket.family not in (socket.AF_INET,
+                                                                socket.AF_INET6):
+            return
+        try:
+            self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1 if value else 0)
+        except socket.error as e:
+            if errno_from_exception(e) != errno.EINVAL:
+                raise  # EINVAL: the connection is being reset
+
+    def start_tls(self, server_side, ssl_options=None, server_hostname=None):
+        """Switch this connected stream to TLS; a Future of the new SSLIOStream, resolved
+        once the handshake is done (failing with its error, an ssl.SSLError say).
+
+        This stream is done with and must not be used after. Call it with nothing
+        pending or buffered: the bytes of the handshake must be the next on the wire.
+
+        Args:
+            ssl_options: an ssl.SSLContext or a dict (see netutil.ssl_options_to_context).
+            server_hostname: the name to send (SNI) and check the certificate against.
+        """
+        if (self._state is not OPEN or self._pending_read is not None or
+                len(self._read_buffer) or len(self._write_buffer) or self._write_futures):
+            raise ValueError('start_tls needs an open stream with nothing pending: %r' % self)
+        close_callback, self._close_callback = self._close_callback, None
+        sock = self._detach()
+        try:
+            sock = ssl_wrap_socket(sock, ssl_options, server_hostname=server_hostname,
+                                   server_side=server_side, do_handshake_on_connect=False)
+        except Exception:
+            sock.close()
+            raise
+        stream = SSLIOStream(sock, ssl_options=ssl_options,
+                             max_buffer_size=self.max_buffer_size,
+                             read_chunk_size=self.read_chunk_size,
+                             max_write_buffer_size=self.max_write_buffer_size)
+        stream.set_close_callback(close_callback)
+        return stream.wait_for_handshake()
+
+    def _detach(self):
+        """Give up the socket without closing it; the stream is closed, silently."""
+        if self._interest:
+            self.io_loop.remove_handler(self._fileno)
+            self._interest = 0
+        self._state = CLOSED
+        sock, self.socket = self.socket, None
+        return sock
+
+
+class SSLIOStream(IOStream):
+    """An IOStream over TLS.
+
+    Give it a socket wrapped already (`netutil.ssl_wrap_socket` with
+    ``do_handshake_on_connect=False``: what TCPServer and `start_tls` do) or a plain one
+    to `connect`, which wraps it with `ssl_options`. By default a client verifies the
+    server's certificate and name (``ssl.create_default_context()``). Reads and writes
+    wait for the handshake; see `wait_for_handshake`.
+    """
+    # One TLS read returns at most one record, whatever room it had: only
+    # SSL_ERROR_WANT_READ says the socket is drained.
+    _short_read_drains = False
+
+    def __init__(self, socket, ssl_options=None, **kwargs):
+        super(SSLIOStream, self).__init__(socket, **kwargs)
+        self._ssl_options = ssl_options
+        self._server_hostname = None
+        self._handshake_future = None
+        self._handshake_events = _WRITE
+        if isinstance(socket, ssl.SSLSocket) and _is_connected(socket):
+            self._state = HANDSHAKING
+            self._update_interest()  # the first WRITE event starts the handshake
+
+    def connect(self, address, server_hostname=None):
+        """Connect, then do the TLS handshake; a Future resolved with this stream after.
+
+        `server_hostname` (default: the address's host) is sent for SNI and checked
+        against the certificate. A failed handshake fails the Future with its own
+        error (an ssl.SSLError, say); a failed connection as IOStream.connect does.
+        """
+        self._server_hostname = server_hostname or address[0]
+        return super(SSLIOStream, self).connect(address)
+
+    def wait_for_handshake(self):
+        """A Future resolved with this stream once the handshake is done, or failed with
+        the handshake's error. Cancelling it closes the stream."""
+        if self._handshake_future is not None:
+            raise RuntimeError('Already waiting for the handshake of %r' % self)
+        future = self._handshake_future = Future()
+        if self._state is OPEN:
+            self._resolve_handshake_futures()
+        elif self._state is CLOSED:
+            self._fail_handshake_futures(self._closed_error())
+        else:
+            future.set_canceller(self._cancel_handshake)
+        return future
+
+    def _on_connect(self):
+        if not isinstance(self.socket, ssl.SSLSocket):
+            try:
+                self.socket = ssl_wrap_socket(self.socket, self._ssl_options,
+                                              server_hostname=self._server_hostname,
+                                              do_handshake_on_connect=False)
+            except Exception as e:
+                self._handshake_failed(e)
+                return
+        self._state = HANDSHAKING
+        self._do_handshake()
+
+    def _dispatch(self, events):
+        if self._state is HANDSHAKING:
+            self._do_handshake()
+        else:
+            super(SSLIOStream, self)._dispatch(events)
+
+    def _wanted_events(self):
+        if self._state is HANDSHAKING:
+            return self._handshake_events
+        return super(SSLIOStream, self)._wanted_events()
+
+    def _do_handshake(self):
+        try:
+            self.socket.do_handshake()
+        except ssl.SSLError as e:
+            code = e.args[0] if e.args else None
+            if code in (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE):
+                self._handshake_events = _READ if code == ssl.SSL_ERROR_WANT_READ else _WRITE
+                self._update_interest()
+            else:
+                self._handshake_failed(e)
+            return
+        except (ssl.CertificateError, socket.error, IOError, OSError) as e:
+            # CertificateError: a name mismatch, checked after the handshake before 3.7.
+            self._handshake_failed(e)
+            return
+        self._state = OPEN
+        self._resolve_handshake_futures()
+        self._start_pending_io()
+
+    def _resolve_handshake_futures(self):
+        for future in (self._connect_future, self._handshake_future):
+            if future is not None:
+                future_set_result_unless_cancelled(future, self)
+        self._connect_future = self._handshake_future = None
+
+    def _fail_handshake_futures(self, error):
+        for future in (self._connect_future, self._handshake_future):
+            if future is not None:
+                future_set_exception_unless_cancelled(future, error)
+        self._connect_future = self._handshake_future = None
+
+    def _handshake_failed(self, error):
+        # Whoever waits for the handshake gets its own error, which says what went
+        # wrong (a certificate that does not verify...), not just "closed".
+        if errno_from_exception(error) not in _CONNECTION_LOST:
+            gen_log.warning('TLS handshake failed on %r: %s', self, error)
+        self._fail_handshake_futures(error)
+        self.close(exc_info=error)
+
+    def _cancel_handshake(self):
+        future, self._handshake_future = self._handshake_future, None
+        future.set_cancelled()
+        self.close()
+        return True
+
+    def _signal_closed(self):
+        self._fail_handshake_futures(self._closed_error())
+        super(SSLIOStream, self)._signal_closed()
+
+    def _recv_into(self, view):
+        try:
+            return self.socket.recv_into(view)
+        except ssl.SSLError as e:
+            code = e.args[0] if e.args else None
+            if code in (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE):
+                return None
+            if code in (ssl.SSL_ERROR_EOF, ssl.SSL_ERROR_ZERO_RETURN):
+                return 0
+            raise
+        except socket.error as e:
+            if errno_from_exception(e) in _WOULDBLOCK:
+                return None
+            raise
+
+    def _send(self, view):
+        try:
+            return self.socket.send(view)
+        except ssl.SSLError as e:
+            if e.args and e.args[0] in (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE):
+                return 0
+            raise
+        except socket.error as e:
+            if errno_from_exception(e) in _WOULDBLOCK:
+                return 0
+            raise
+
+
+# -- pending reads ---------------------------------------------------------------------
+
+class _PendingRead(object):
+    """One read waiting for the buffer to hold what it asks for."""
+    __slots__ = ('future',)
+
+    def find(self, buffer):
+        """How many bytes to take from the front of `buffer`, or None if not there yet."""
+        raise NotImplementedError()
+
+    def take(self, buffer, size):
+        return buffer.consume(size)
+
+    def at_close(self, buffer):
+        """The size to take when the stream closes cleanly, or None to fail instead."""
+        return None
+
+    def direct_view(self, buffer):
+        """Where the socket may read into instead of `buffer`, if anywhere."""
+        return None
+
+    def unread(self, buffer):
+        """The read was cancelled: give `buffer` back anything taken from it."""
+
+
+class _ReadBytes(_PendingRead):
+    __slots__ = ('num_bytes', 'partial')
+
+    def __init__(self, num_bytes, partial):
+        self.num_bytes = num_bytes
+        self.partial = partial
+
+    def find(self, buffer):
+        available = len(buffer)
+        if available >= self.num_bytes:
+            return self.num_bytes
+        if self.partial and available:
+            return available
+        return None
+
+
+class _ReadUntil(_PendingRead):
+    __slots__ = ('delimiter', 'max_bytes', 'scanned')
+
+    def __init__(self, delimiter, max_bytes):
+        self.delimiter = delimiter
+        self.max_bytes = max_bytes
+        self.scanned = 0
+
+    def find(self, buffer):
+        index = buffer.find(self.delimiter, self.scanned)
+        if index < 0:
+            # The next search starts where a delimiter split across arrivals may begin,
+            # so bytes trickling in are scanned about once each.
+            self.scanned = max(0, len(buffer) - len(self.delimiter) + 1)
+            _check_max_bytes(self.max_bytes, len(buffer), self.delimiter)
+            return None
+        size = index + len(self.delimiter)
+        _check_max_bytes(self.max_bytes, size, self.delimiter)
+        return size
+
+
+class _ReadUntilRegex(_PendingRead):
+    __slots__ = ('regex', 'max_bytes')
+
+    def __init__(self, regex, max_bytes):
+        self.regex = regex
+        self.max_bytes = max_bytes
+
+    def find(self, buffer):
+        end = buffer.search(self.regex)
+        if end < 0:
+            _check_max_bytes(self.max_bytes, len(buffer), self.regex.pattern)
+            return None
+        _check_max_bytes(self.max_bytes, end, self.regex.pattern)
+        return end
+
+
+class _ReadUntilClose(_PendingRead):
+    __slots__ = ()
+
+    def find(self, buffer):
+        return None
+
+    def at_close(self, buffer):
+        return len(buffer)
+
+
+class _ReadInto(_PendingRead):
+    __slots__ = ('view', 'partial', 'filled')
+
+    def __init__(self, view, partial):
+        self.view = view
+        self.partial = partial
+        self.filled = 0
+
+    def find(self, buffer):
+        # Moves what the buffer has into the caller's at once; then the buffer is empty
+        # and the socket reads straight into the rest (direct_view).
+        if len(buffer):
+            self.filled += buffer.copy_to(self.view[self.filled:])
+        if self.filled == len(self.view) or (self.partial and self.filled):
+            return 0
+        return None
+
+    def take(self, buffer, size):
+        return self.filled
+
+    def direct_view(self, buffer):
+        return None if len(buffer) else self.view[self.filled:]
+
+    def unread(self, buffer):
+        # While this read is pending every byte goes to its view, so `buffer` is empty
+        # and appending restores the order.
+        if self.filled:
+            buffer.append(self.view[:self.filled])
+
+
+def _check_max_bytes(max_bytes, size, delimiter):
+    if max_bytes is not None and size > max_bytes:
+        raise UnsatisfiableReadError('delimiter %r not found within %d bytes'
+                                     % (delimiter, max_bytes))
+
+
+def _exception_from(exc_info):
+    if isinstance(exc_info, tuple):
+        return exc_info[1]
+    if isinstance(exc_info, BaseException):
+        return exc_info
+    return sys.exc_info()[1]
+
+
+def _is_connected(sock):
+    try:
+        sock.getpeername()
+    except socket.error:
+        return False
+    return True

@@ -1,0 +1,259 @@
+"""Socket plumbing under tcpclient and tcpserver: name resolution, listening sockets, TLS.
+
+`Resolver` runs getaddrinfo in a thread pool, because a DNS lookup blocks and the loop
+must not; a numeric address is answered at once without a thread.
+"""
+from __future__ import absolute_import, division, print_function
+
+import errno
+import socket
+import ssl
+import sys
+import threading
+
+from tinytornado import gen
+from tinytornado._compat import futures
+from tinytornado.concurrent import Future
+from tinytornado.ioloop import IOLoop
+
+__all__ = [
+    'Resolver', 'OverrideResolver', 'bind_sockets', 'add_accept_handler',
+    'ssl_options_to_context', 'ssl_wrap_socket', 'is_valid_ip', 'errno_from_exception',
+]
+
+_DEFAULT_BACKLOG = 128
+_RESOLVER_THREADS = 10
+_SSL_OPTION_KEYS = frozenset(['certfile', 'keyfile', 'cert_reqs', 'ca_certs', 'ciphers'])
+
+_shared_executor = []
+_shared_executor_lock = threading.Lock()
+
+
+def errno_from_exception(e):
+    """The errno of an exception from the socket or ssl module, or None."""
+    number = getattr(e, 'errno', None)
+    if number is None and getattr(e, 'args', None):
+        number = e.args[0]
+    return number
+
+
+class Resolver(object):
+    """Resolves host names without blocking the loop.
+
+    Args:
+        executor: a concurrent.futures executor to run getaddrinfo on. By default one
+            pool of threads shared by every Resolver, made on first use.
+    """
+
+    def __init__(self, executor=None):
+        self.executor = executor
+
+    def resolve(self, host, port, family=socket.AF_UNSPEC):
+        """A Future of the list of ``(family, address)`` pairs `host` resolves to, each
+        address what socket.connect takes. It fails with socket.gaierror if none."""
+        future = Future()
+        try:
+            addresses = _getaddrinfo_numeric(host, port, family)
+        except Exception:
+            future.set_exc_info(sys.exc_info())
+            return future
+        if addresses is not None:
+            future.set_result(addresses)
+            return future
+        executor = self.executor or _default_executor()
+        return gen.convert_yielded(executor.submit(_getaddrinfo, host, port, family))
+
+    def close(self):
+        """Release what the resolver holds (the executor is its owner's to shut down)."""
+
+
+class OverrideResolver(Resolver):
+    """Resolves through `resolver` after rewriting names with `mapping`, for tests.
+
+    `mapping` keys are a host, a (host, port) or a (host, port, family); values a host
+    for a host key, else a (host, port). The most specific key that matches wins.
+    """
+
+    def __init__(self, resolver, mapping):
+        super(OverrideResolver, self).__init__()
+        self.resolver = resolver
+        self.mapping = mapping
+
+    def resolve(self, host, port, family=socket.AF_UNSPEC):
+        if (host, port, family) in self.mapping:
+            host, port = self.mapping[(host, port, family)]
+        elif (host, port) in self.mapping:
+            host, port = self.mapping[(host, port)]
+        elif host in self.mapping:
+            host = self.mapping[host]
+        return self.resolver.resolve(host, port, family)
+
+    def close(self):
+        self.resolver.close()
+
+
+def _default_executor():
+    with _shared_executor_lock:
+        if not _shared_executor:
+            _shared_executor.append(futures.ThreadPoolExecutor(_RESOLVER_THREADS))
+        return _shared_executor[0]
+
+
+def _getaddrinfo(host, port, family, flags=0):
+    infos = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM, 0, flags)
+    return [(info[0], info[4]) for info in infos]
+
+
+def _getaddrinfo_numeric(host, port, family):
+    """The addresses of a numeric `host`, or None if it is a name to look up."""
+    try:
+        return _getaddrinfo(host, port, family, socket.AI_NUMERICHOST)
+    except socket.gaierror as e:
+        if e.args[0] == socket.EAI_NONAME:
+            return None
+        raise
+
+
+def is_valid_ip(ip):
+    """True if `ip` is an IPv4 or IPv6 address (not a name)."""
+    if not ip or '\x00' in ip:
+        return False
+    try:
+        return _getaddrinfo_numeric(ip, 0, socket.AF_UNSPEC) is not None
+    except socket.gaierror:
+        return False
+
+
+def bind_sockets(port, address=None, family=socket.AF_UNSPEC, backlog=_DEFAULT_BACKLOG,
+                 reuse_port=False):
+    """Listening, non-blocking sockets on `port` for every address `address` resolves to
+    (every interface if it is None or ""). With port 0 the system picks a free port,
+    and all the sockets get the same one.
+
+    An address family the host cannot bind (IPv6 without an IPv6 address, say) is
+    skipped as long as another one binds.
+    """
+    if reuse_port and not hasattr(socket, 'SO_REUSEPORT'):
+        raise ValueError('reuse_port: this platform has no SO_REUSEPORT')
+    sockets = []
+    errors = []
+    try:
+        for af, sockaddr in _unique(_getaddrinfo(address or None, port, family,
+                                                 socket.AI_PASSIVE)):
+            if sockets and port == 0:
+                sockaddr = (sockaddr[0], sockets[0].getsockname()[1]) + tuple(sockaddr[2:])
+            try:
+                sockets.append(_listening_socket(af, sockaddr, backlog, reuse_port))
+            except socket.error as e:
+                if errno_from_exception(e) != errno.EADDRNOTAVAIL:
+                    raise
+                errors.append(e)
+    except Exception:
+        for sock in sockets:
+            sock.close()
+        raise
+    if not sockets and errors:
+        raise errors[0]
+    return sockets
+
+
+def _unique(addresses):
+    seen = set()
+    for entry in addresses:
+        if entry not in seen:
+            seen.add(entry)
+            yield entry
+
+
+def _listening_socket(af, sockaddr, backlog, reuse_port):
+    sock = socket.socket(af, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if af == socket.AF_INET6:
+            # Else "::" would take the IPv4 port as well and the AF_INET bind would fail.
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.setblocking(False)
+        sock.bind(sockaddr)
+        sock.listen(backlog)
+    except Exception:
+        sock.close()
+        raise
+    return sock
+
+
+def add_accept_handler(sock, callback):
+    """Call `callback(connection, address)` for each connection to the listening `sock`.
+
+    Returns a function that stops accepting (it does not close `sock`).
+    """
+    io_loop = IOLoop.current()
+    removed = []
+
+    def accept_handler(fd, events):
+        # At most a backlog's worth per pass, so a flood of connections cannot keep the
+        # loop from everything else.
+        for _ in range(_DEFAULT_BACKLOG):
+            if removed:
+                return  # a callback stopped the accepting
+            try:
+                connection, address = sock.accept()
+            except socket.error as e:
+                number = errno_from_exception(e)
+                if number in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    return
+                if number == errno.ECONNABORTED:
+                    continue  # the client gave up before we took it
+                raise
+            callback(connection, address)
+
+    def remove_handler():
+        io_loop.remove_handler(sock)
+        removed.append(True)
+
+    io_loop.add_handler(sock, accept_handler, IOLoop.READ)
+    return remove_handler
+
+
+def ssl_options_to_context(ssl_options, server_side=False):
+    """The ssl.SSLContext for `ssl_options`: a context (returned as it is), None (the
+    defaults) or a dict with some of certfile, keyfile, cert_reqs, ca_certs, ciphers.
+
+    Contexts made here start from ``ssl.create_default_context``: a client verifies the
+    server's certificate and host name (against `ca_certs`, else the system's CAs)
+    unless cert_reqs is ssl.CERT_NONE; a server needs `certfile` and asks clients for
+    a certificate only if cert_reqs says so.
+    """
+    if isinstance(ssl_options, ssl.SSLContext):
+        return ssl_options
+    options = dict(ssl_options or {})
+    unknown = set(options) - _SSL_OPTION_KEYS
+    if unknown:
+        raise ValueError('unknown ssl_options: %s' % ', '.join(sorted(unknown)))
+    purpose = ssl.Purpose.CLIENT_AUTH if server_side else ssl.Purpose.SERVER_AUTH
+    context = ssl.create_default_context(purpose, cafile=options.get('ca_certs'))
+    if 'certfile' in options:
+        context.load_cert_chain(options['certfile'], options.get('keyfile'))
+    elif server_side:
+        raise ValueError('a TLS server needs a certificate: give ssl_options a certfile')
+    if 'cert_reqs' in options:
+        if options['cert_reqs'] == ssl.CERT_NONE:
+            context.check_hostname = False  # must come first: it needs verification
+        context.verify_mode = options['cert_reqs']
+    if 'ciphers' in options:
+        context.set_ciphers(options['ciphers'])
+    return context
+
+
+def ssl_wrap_socket(sock, ssl_options, server_hostname=None, **kwargs):
+    """Wrap `sock` in an ssl.SSLSocket made from `ssl_options` (see
+    ssl_options_to_context); other keyword arguments go to SSLContext.wrap_socket.
+
+    A client's `server_hostname` is sent for SNI and checked against the certificate.
+    """
+    server_side = kwargs.get('server_side', False)
+    context = ssl_options_to_context(ssl_options, server_side=server_side)
+    if not server_side:
+        kwargs['server_hostname'] = server_hostname
+    return context.wrap_socket(sock, **kwargs)
