@@ -26,6 +26,11 @@ setup(
         'selectors2>=2.0; python_version < "3"',
         'monotonic>=1.5; python_version < "3"',
         'futures>=3.2; python_version < "3"',
+        # The HTTP/1.1 wire protocol (sans-IO). 0.11 is the last series for 2.7, 0.14
+        # for 3.6 and 3.7; 0.16 fixes a chunked-encoding smuggling bug.
+        'h11>=0.11,<0.12; python_version < "3"',
+        'h11>=0.13,<0.15; python_version >= "3" and python_version < "3.8"',
+        'h11>=0.16; python_version >= "3.8"',
     ],
     extras_require={
         'test': [
