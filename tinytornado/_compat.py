@@ -13,7 +13,7 @@ __all__ = [
     'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'monotonic', 'selectors', 'futures',
     'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
-    'string_types', 'unichr', 'awaitable',
+    'string_types', 'unichr', 'stdlib_socket', 'awaitable',
 ]
 
 PY2 = six.PY2
@@ -88,3 +88,17 @@ def value_from_stop_iteration(exc):
     if value is None and exc.args:
         value = exc.args[0]
     return value
+
+
+if PY2:
+    def stdlib_socket(sock):
+        """`sock` as a socket.socket: 2.7's socketpair() gives bare _socket.socket objects,
+        which ssl cannot wrap."""
+        import socket
+        if isinstance(sock, socket.socket):
+            return sock
+        return socket.socket(_sock=sock)
+else:
+    def stdlib_socket(sock):
+        """`sock` as a socket.socket (it always is one on Python 3)."""
+        return sock

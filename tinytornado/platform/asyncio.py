@@ -1,0 +1,429 @@
+"""Run tinytornado on an asyncio event loop, and pass Futures and coroutines both ways.
+
+Python 3 only (2.7 never imports this module). Importing it teaches `gen` to wait for asyncio
+Futures, Tasks and native coroutines, so ``@gen.coroutine`` code can ``yield`` them; and
+``async def`` code can ``await`` tinytornado Futures (see `tinytornado._compat_py3`).
+
+How the loop maps onto asyncio
+------------------------------
+`BaseAsyncIOLoop` is an `IOLoop` whose callbacks, timers and file descriptor handlers are
+asyncio's: ``add_callback`` is ``call_soon``, a handler is an asyncio reader and/or writer,
+and the loop's clock is the asyncio loop's. Tinytornado coroutines, asyncio tasks and
+asyncio libraries then share one loop and one thread. An asyncio pass runs the callbacks
+that were ready, then the I/O handlers, then the due timers: the order of tinytornado's
+own pass. Two things are kept that asyncio alone does not promise:
+
+- Timers with equal deadlines run in the order they were added: asyncio's heap compares
+  deadlines only, so each distinct deadline gets one asyncio timer that runs its group.
+- A callback or handler that raises is logged to ``app_log`` and the loop goes on.
+
+A descriptor watched for reading and writing gets two calls, one per event, where
+tinytornado's loop makes one call with both bits set.
+
+Who drives a native coroutine that a ``gen.coroutine`` yields (or `run_sync` is given)?
+On an asyncio-backed loop, an asyncio Task, so that asyncio code inside it finds a current
+task. On tinytornado's own loop, the `gen.Runner`, as in Tornado 4: it may await tinytornado
+Futures and ``asyncio.sleep(0)`` but nothing that needs an asyncio loop.
+
+Cancellation crosses the bridge both ways: cancelling the Future on one side cancels the
+other, and inside ``async def`` code it arrives as ``asyncio.CancelledError`` (a different
+class from tinytornado's `CancelledError` on Python 3.8+).
+"""
+from __future__ import absolute_import, division, print_function
+
+import asyncio
+
+from tinytornado import gen
+from tinytornado._compat import collections_abc, selectors
+from tinytornado._compat_py3 import asyncio_future_for
+from tinytornado.concurrent import CancelledError, Future
+from tinytornado.ioloop import IOLoop, _close_quietly, _fileno
+
+__all__ = [
+    'BaseAsyncIOLoop', 'AsyncIOLoop', 'AsyncIOMainLoop', 'to_asyncio_future',
+    'to_tinytornado_future',
+]
+
+
+class _Timeout(object):
+    """A handle for a scheduled call; pass it to `remove_timeout`."""
+    __slots__ = ('group', 'callback', 'args')
+
+    def __init__(self, group, callback, args):
+        self.group = group
+        self.callback = callback
+        self.args = args
+
+
+class _TimerGroup(object):
+    """The timers of one deadline, run in the order added by one asyncio timer."""
+    __slots__ = ('deadline', 'timeouts', 'live', 'handle')
+
+    def __init__(self, deadline):
+        self.deadline = deadline
+        self.timeouts = []
+        self.live = 0
+        self.handle = None
+
+
+class BaseAsyncIOLoop(IOLoop):
+    """An `IOLoop` that runs on `asyncio_loop` (see the module docstring).
+
+    Args:
+        asyncio_loop: the asyncio event loop (asyncio's own, uvloop's, ...).
+        close_loop: close `asyncio_loop` too when this loop is closed.
+        make_current: as for `IOLoop`.
+    """
+
+    def __init__(self, asyncio_loop, close_loop=False, make_current=None):
+        self.asyncio_loop = asyncio_loop
+        self._close_loop = close_loop
+        self._fd_handlers = {}
+        self._timer_groups = {}
+        self._stop_requested = False
+        self._closing = False
+        try:
+            IOLoop.__init__(self, make_current=make_current, time_func=asyncio_loop.time)
+        except Exception:
+            if close_loop:
+                asyncio_loop.close()
+            raise
+        # What the base class watched for itself (its waker) is not the user's work.
+        self._own_fds = frozenset(self._fd_handlers)
+
+    # -- running ------------------------------------------------------------------------
+
+    def start(self):
+        """Run the asyncio loop until `stop()`; if `stop()` came first, return at once."""
+        if self._closing:
+            raise RuntimeError('IOLoop is closed')
+        if self.is_running():
+            raise RuntimeError('IOLoop is already running')
+        if self._stop_requested:
+            self._stop_requested = False
+            return
+        previous = IOLoop.current(instance=False)
+        self.make_current()
+        try:
+            self.asyncio_loop.run_forever()
+        finally:
+            if previous is None:
+                IOLoop.clear_current()
+            else:
+                previous.make_current()
+
+    def stop(self):
+        """Stop after the current pass; safe to call from any thread."""
+        if not self.is_running():
+            self._stop_requested = True
+        elif asyncio._get_running_loop() is self.asyncio_loop:
+            self.asyncio_loop.stop()
+        else:
+            self.asyncio_loop.call_soon_threadsafe(self.asyncio_loop.stop)
+
+    def is_running(self):
+        """True while the asyncio loop runs, whether `start()` or someone else runs it."""
+        return self.asyncio_loop.is_running()
+
+    def close(self, all_fds=False):
+        """Stop watching every fd (closing them with `all_fds`) and drop pending timers;
+        the asyncio loop is closed too if this loop owns it."""
+        if self.is_running():
+            raise RuntimeError('cannot close a running IOLoop; stop it first')
+        if self._closing:
+            return
+        self._closing = True
+        for fileno, (fileobj, _) in list(self._fd_handlers.items()):
+            self.remove_handler(fileno)
+            if all_fds and fileno not in self._own_fds:
+                _close_quietly(fileobj)
+        for group in list(self._timer_groups.values()):
+            group.handle.cancel()
+        self._timer_groups.clear()
+        IOLoop.close(self)
+        if self._close_loop:
+            self.asyncio_loop.close()
+
+    # -- callbacks ----------------------------------------------------------------------
+
+    def add_callback(self, callback, *args):
+        """Run `callback(*args)` in the next pass. Safe to call from any thread."""
+        if asyncio._get_running_loop() is self.asyncio_loop:
+            self.asyncio_loop.call_soon(self._run_callback, callback, args)
+        else:
+            self.add_callback_from_signal(callback, *args)
+
+    def add_callback_from_signal(self, callback, *args):
+        """`add_callback` that always wakes the asyncio loop's poll."""
+        try:
+            self.asyncio_loop.call_soon_threadsafe(self._run_callback, callback, args)
+        except RuntimeError:
+            if not self.asyncio_loop.is_closed():
+                raise
+            # A closed loop drops callbacks, as tinytornado's own loop does.
+
+    # -- timers -------------------------------------------------------------------------
+
+    def call_at(self, when, callback, *args):
+        """Run `callback(*args)` at loop time `when`; returns a handle for remove_timeout."""
+        group = self._timer_groups.get(when)
+        if group is None:
+            group = self._timer_groups[when] = _TimerGroup(when)
+            group.handle = self.asyncio_loop.call_at(when, self._run_timer_group, group)
+        timeout = _Timeout(group, callback, args)
+        group.timeouts.append(timeout)
+        group.live += 1
+        return timeout
+
+    def remove_timeout(self, timeout):
+        """Cancel a pending timer; harmless if it already ran or was already cancelled."""
+        group = timeout.group
+        if group is None:
+            return
+        timeout.group = timeout.callback = timeout.args = None
+        group.live -= 1
+        if not group.live and group.handle is not None:
+            # Nothing left at this deadline: let asyncio drop its timer.
+            group.handle.cancel()
+            del self._timer_groups[group.deadline]
+
+    def _run_timer_group(self, group):
+        del self._timer_groups[group.deadline]
+        timeouts, group.timeouts, group.handle = group.timeouts, None, None
+        for timeout in timeouts:
+            callback, args = timeout.callback, timeout.args
+            if callback is None:
+                continue  # Removed by an earlier timer of this group.
+            timeout.group = timeout.callback = timeout.args = None
+            self._run_callback(callback, args)
+
+    # -- file descriptors ---------------------------------------------------------------
+
+    def add_handler(self, fd, handler, events):
+        """Call `handler(fd, events)` when `fd` (an int or an object with fileno()) is ready."""
+        fileno = _fileno(fd)
+        if fileno in self._fd_handlers:
+            raise KeyError('%r (fd %d) is already registered' % (fd, fileno))
+        self._fd_handlers[fileno] = (fd, handler)
+        self._watch(fileno, events)
+
+    def update_handler(self, fd, events):
+        fileno = _fileno(fd)
+        if fileno not in self._fd_handlers:
+            raise KeyError('%r (fd %d) is not registered' % (fd, fileno))
+        self._watch(fileno, events)
+
+    def remove_handler(self, fd):
+        """Stop watching `fd`; harmless if it is not watched."""
+        fileno = _fileno(fd)
+        if self._fd_handlers.pop(fileno, None) is not None:
+            self.asyncio_loop.remove_reader(fileno)
+            self.asyncio_loop.remove_writer(fileno)
+
+    def pending_work(self):
+        """What is still scheduled: ``(timers, fileobjs)``, as `IOLoop.pending_work`."""
+        timers = [(group.deadline, timeout.callback)
+                  for group in sorted(self._timer_groups.values(), key=_deadline)
+                  for timeout in group.timeouts if timeout.callback is not None]
+        fileobjs = [fileobj for fileno, (fileobj, _) in self._fd_handlers.items()
+                    if fileno not in self._own_fds]
+        return timers, fileobjs
+
+    def _watch(self, fileno, events):
+        asyncio_loop = self.asyncio_loop
+        if events & self.READ or not events & self.WRITE:
+            # Errors are reported as readability, as selectors do.
+            asyncio_loop.add_reader(fileno, self._handle_events, fileno, self.READ)
+        else:
+            asyncio_loop.remove_reader(fileno)
+        if events & self.WRITE:
+            asyncio_loop.add_writer(fileno, self._handle_events, fileno, self.WRITE)
+        else:
+            asyncio_loop.remove_writer(fileno)
+
+    def _handle_events(self, fileno, events):
+        entry = self._fd_handlers.get(fileno)
+        if entry is not None:
+            self._run_callback(entry[1], (entry[0], events))
+
+
+def _deadline(group):
+    return group.deadline
+
+
+class AsyncIOLoop(BaseAsyncIOLoop):
+    """An IOLoop on a new asyncio loop of its own, closed with it.
+
+    The asyncio loop comes from ``asyncio.new_event_loop()``, so uvloop's event loop policy
+    makes it a uvloop loop.
+
+    Args:
+        make_current: as for `IOLoop`.
+        time_func: a clock to run on instead (a selector loop is made to read it); a clock
+            with ``advance(seconds)``, such as `tinytornado.testing.VirtualClock`, is
+            moved to the next deadline instead of sleeping, as on tinytornado's own loop.
+    """
+
+    def __init__(self, make_current=None, time_func=None):
+        if time_func is None:
+            asyncio_loop = asyncio.new_event_loop()
+        else:
+            asyncio_loop = _ClockEventLoop(time_func)
+        BaseAsyncIOLoop.__init__(self, asyncio_loop, close_loop=True,
+                                 make_current=make_current)
+
+
+class AsyncIOMainLoop(BaseAsyncIOLoop):
+    """An IOLoop on the asyncio loop in use: the running one, else asyncio's current one.
+
+    Closing it leaves the asyncio loop open. Create one (and make it current) inside an
+    asyncio program before calling tinytornado code: ``AsyncIOMainLoop().make_current()``.
+    """
+
+    def __init__(self, make_current=None):
+        asyncio_loop = asyncio._get_running_loop() or asyncio.get_event_loop()
+        BaseAsyncIOLoop.__init__(self, asyncio_loop, make_current=make_current)
+
+
+class _ClockEventLoop(asyncio.SelectorEventLoop):
+    """An asyncio selector loop whose clock is `time_func`."""
+
+    def __init__(self, time_func):
+        advance = getattr(time_func, 'advance', None)
+        selector = None if advance is None else _AdvancingSelector(advance)
+        asyncio.SelectorEventLoop.__init__(self, selector)
+        self._tinytornado_clock = time_func
+
+    def time(self):
+        return self._tinytornado_clock()
+
+
+class _AdvancingSelector(selectors.BaseSelector):
+    """A selector that, asked to wait for a timer, advances a virtual clock instead."""
+
+    def __init__(self, advance):
+        self._advance = advance
+        self._selector = selectors.DefaultSelector()
+
+    def register(self, fileobj, events, data=None):
+        return self._selector.register(fileobj, events, data)
+
+    def unregister(self, fileobj):
+        return self._selector.unregister(fileobj)
+
+    def modify(self, fileobj, events, data=None):
+        return self._selector.modify(fileobj, events, data)
+
+    def select(self, timeout=None):
+        if not timeout:
+            return self._selector.select(timeout)  # Polling, or waiting for I/O only.
+        ready = self._selector.select(0)
+        if not ready:
+            self._advance(timeout)
+        return ready
+
+    def close(self):
+        self._selector.close()
+
+    def get_map(self):
+        return self._selector.get_map()
+
+
+# -- Futures and coroutines across the bridge ---------------------------------------------
+
+def to_tinytornado_future(asyncio_future):
+    """A tinytornado Future resolved like `asyncio_future` (an asyncio Future or Task, or
+    any awaitable); cancelling it cancels `asyncio_future`."""
+    if asyncio.isfuture(asyncio_future):
+        return _from_asyncio_future(asyncio_future)
+    return gen.convert_yielded(asyncio_future)
+
+
+def to_asyncio_future(tinytornado_future):
+    """An asyncio Future resolved like `tinytornado_future` (a Future, or anything a
+    coroutine may yield); cancelling either cancels the other.
+
+    It belongs to the running asyncio loop, else to the current IOLoop's.
+    """
+    if asyncio.isfuture(tinytornado_future):
+        return tinytornado_future
+    asyncio_loop = _bridge_loop()
+    if isinstance(tinytornado_future, Future):
+        future = tinytornado_future
+    elif isinstance(tinytornado_future, collections_abc.Awaitable):
+        return asyncio.ensure_future(tinytornado_future, loop=asyncio_loop)
+    else:
+        future = gen.convert_yielded(tinytornado_future)
+    return asyncio_future_for(future, asyncio_loop)
+
+
+def _bridge_loop():
+    asyncio_loop = asyncio._get_running_loop()
+    if asyncio_loop is None:
+        asyncio_loop = getattr(IOLoop.current(instance=False), 'asyncio_loop', None)
+    return asyncio.get_event_loop() if asyncio_loop is None else asyncio_loop
+
+
+def _from_asyncio_future(asyncio_future):
+    future = Future()
+    future.set_canceller(asyncio_future.cancel)
+    if asyncio_future.done():
+        _copy_from_asyncio(asyncio_future, future)
+    else:
+        asyncio_future.add_done_callback(lambda done: _copy_from_asyncio(done, future))
+    return future
+
+
+def _copy_from_asyncio(source, future):
+    if future.done():
+        return
+    if source.cancelled():
+        future.set_cancelled()
+        return
+    exception = source.exception()
+    if exception is None:
+        future.set_result(source.result())
+    else:
+        future.set_exc_info((type(exception), exception, exception.__traceback__))
+
+
+def _convert_awaitable(awaitable):
+    """What `gen` waits for when a coroutine yields an asyncio Future or an awaitable."""
+    if asyncio.isfuture(awaitable):
+        return _from_asyncio_future(awaitable)
+    asyncio_loop = getattr(IOLoop.current(), 'asyncio_loop', None)
+    if asyncio_loop is None:
+        return _drive_awaitable(awaitable)
+    return _from_asyncio_future(asyncio.ensure_future(awaitable, loop=asyncio_loop))
+
+
+@gen.coroutine
+def _drive_awaitable(awaitable):
+    """Run a native coroutine under a `gen.Runner`: what it awaits is yielded to the Runner.
+
+    Cancellation is translated on the way in and on the way out (see the module docstring).
+    """
+    steps = awaitable.__await__()
+    to_send = to_throw = None
+    while True:
+        try:
+            if to_throw is None:
+                yielded = steps.send(to_send)
+            else:
+                yielded = steps.throw(to_throw)
+        except StopIteration as e:
+            raise gen.Return(e.value)
+        except CancelledError:
+            raise  # The same class as asyncio's before Python 3.8.
+        except asyncio.CancelledError:
+            raise CancelledError()
+        to_send = to_throw = None
+        try:
+            to_send = yield yielded
+        except CancelledError:
+            to_throw = asyncio.CancelledError()
+        except Exception as e:
+            to_throw = e
+
+
+gen.convert_yielded.register(collections_abc.Awaitable)(_convert_awaitable)
