@@ -13,7 +13,7 @@ __all__ = [
     'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'monotonic', 'selectors', 'futures',
     'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
-    'string_types', 'unichr', 'stdlib_socket', 'awaitable',
+    'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable',
 ]
 
 PY2 = six.PY2
@@ -102,3 +102,18 @@ else:
     def stdlib_socket(sock):
         """`sock` as a socket.socket (it always is one on Python 3)."""
         return sock
+
+
+if PY2:
+    def close_socket(sock):
+        """Close `sock`'s file descriptor now. On 2.7 socket.close() (an SSLSocket's too)
+        only drops its reference to the underlying _socket.socket, which stays open
+        while anything else refers to it."""
+        underlying = getattr(sock, '_sock', None)
+        sock.close()
+        if underlying is not None:
+            underlying.close()
+else:
+    def close_socket(sock):
+        """Close `sock`'s file descriptor now."""
+        sock.close()
