@@ -34,6 +34,7 @@ import ssl
 import sys
 
 from tinytornado._bytebuffer import ByteBuffer
+from tinytornado._compat import close_socket
 from tinytornado.concurrent import (
     Future, future_set_exception_unless_cancelled, future_set_result_unless_cancelled,
 )
@@ -454,7 +455,7 @@ class IOStream(object):
         if self._interest:
             self.io_loop.remove_handler(self._fileno)
             self._interest = 0
-        self.socket.close()
+        close_socket(self.socket)
         self._signal_closed()
 
     def _signal_closed(self):
@@ -516,7 +517,7 @@ class IOStream(object):
             sock = ssl_wrap_socket(sock, ssl_options, server_hostname=server_hostname,
                                    server_side=server_side, do_handshake_on_connect=False)
         except Exception:
-            sock.close()
+            close_socket(sock)
             raise
         stream = SSLIOStream(sock, ssl_options=ssl_options,
                              max_buffer_size=self.max_buffer_size,
@@ -661,7 +662,7 @@ class SSLIOStream(IOStream):
             code = e.args[0] if e.args else None
             if code in (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE):
                 return None
-            if code in (ssl.SSL_ERROR_EOF, ssl.SSL_ERROR_ZERO_RETURN):
+            if code in (ssl.SSL_ERROR_EOF, ssl.SSL_ERROR_ZERO_RETURN) or _is_ragged_eof(e):
                 return 0
             raise
         except socket.error as e:
@@ -812,6 +813,13 @@ def _exception_from(exc_info):
     if isinstance(exc_info, BaseException):
         return exc_info
     return sys.exc_info()[1]
+
+
+def _is_ragged_eof(error):
+    # The peer closed without a TLS close_notify. ssl (suppress_ragged_eofs) takes that
+    # as a plain EOF, but OpenSSL 3 reports it as a protocol error that Pythons before
+    # 3.10 do not recognise; Python 3.10+ raises SSLEOFError, handled above.
+    return 'unexpected eof while reading' in str(error)
 
 
 def _is_connected(sock):

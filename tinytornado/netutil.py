@@ -12,7 +12,7 @@ import sys
 import threading
 
 from tinytornado import gen
-from tinytornado._compat import futures
+from tinytornado._compat import futures, stdlib_socket
 from tinytornado.concurrent import Future
 from tinytornado.ioloop import IOLoop
 
@@ -256,4 +256,4 @@ def ssl_wrap_socket(sock, ssl_options, server_hostname=None, **kwargs):
     context = ssl_options_to_context(ssl_options, server_side=server_side)
     if not server_side:
         kwargs['server_hostname'] = server_hostname
-    return context.wrap_socket(sock, **kwargs)
+    return context.wrap_socket(stdlib_socket(sock), **kwargs)

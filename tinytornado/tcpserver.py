@@ -13,6 +13,7 @@ import ssl
 import sys
 
 from tinytornado import gen
+from tinytornado._compat import close_socket
 from tinytornado.iostream import IOStream, SSLIOStream
 from tinytornado.log import app_log, gen_log
 from tinytornado.netutil import (
@@ -123,7 +124,7 @@ class TCPServer(object):
                 connection = ssl_wrap_socket(connection, self.ssl_options, server_side=True,
                                              do_handshake_on_connect=False)
             except (ssl.SSLError, socket.error) as e:
-                connection.close()
+                close_socket(connection)
                 if errno_from_exception(e) not in (errno.ECONNABORTED, errno.EINVAL):
                     gen_log.warning('Cannot start TLS with %s: %s', address, e)
                 return
