@@ -322,6 +322,14 @@ def test_keep_alive_decision(request_headers, response, reusable):
             protocol.start_next_cycle()
 
 
+@pytest.mark.parametrize('extra', [b'', b'H', b'junk after the body'])
+def test_bytes_beyond_the_response_are_reported(extra):
+    protocol = sent_protocol()
+    assert read(protocol, SECOND_RESPONSE + extra, whole) == SECOND_EVENTS
+    assert protocol.reusable
+    assert protocol.has_extra_data is bool(extra)
+
+
 def test_three_responses_on_one_connection():
     protocol = HTTP1ClientProtocol()
     for path in ('/1', '/2', '/3'):

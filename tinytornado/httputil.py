@@ -312,6 +312,13 @@ class HTTP1ClientProtocol(object):
                 self._connection.our_state is h11.DONE and
                 self._connection.their_state is h11.DONE)
 
+    @property
+    def has_extra_data(self):
+        """True if bytes beyond what has been parsed were received. Once the response has
+        ended, a client that does not pipeline expects none: they would be read as the
+        next response, so the connection must not be reused."""
+        return bool(self._connection.trailing_data[0])
+
     def start_next_cycle(self):
         """Reset for the next request; bytes already received stay for its response."""
         if not self.reusable:
