@@ -4,6 +4,7 @@ No other module tests the interpreter version: they import the name they need fr
 """
 from __future__ import absolute_import, division, print_function
 
+import array
 import sys
 import traceback
 
@@ -13,7 +14,7 @@ __all__ = [
     'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'monotonic', 'selectors', 'futures',
     'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
-    'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable',
+    'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable', 'UINT64_TYPECODE',
 ]
 
 PY2 = six.PY2
@@ -42,6 +43,21 @@ else:
     from threading import get_ident  # noqa: F401
 
 reraise = six.reraise
+
+
+def _uint64_typecode():
+    # 'Q' exists from 3.3; on 2.7 'L' is 64 bits wide where a C long is (not on Windows).
+    for typecode in ('Q', 'L'):
+        try:
+            if array.array(typecode).itemsize == 8:
+                return typecode
+        except ValueError:
+            pass
+    return None
+
+
+# The array.array typecode of an unsigned 64-bit integer, or None if there is none.
+UINT64_TYPECODE = _uint64_typecode()
 
 if PY2:
     def awaitable(cls):

@@ -1,0 +1,380 @@
+"""The crawl itself: the 500 Lines crawler's loop, on tinytornado, without its defects.
+
+`Crawler.crawl` starts `max_tasks` workers. Each loops: take an item from the frontier,
+process it, mark it done (in a ``finally``, so `join` cannot hang on a failure). `crawl`
+waits for the frontier's `join` (or for `stop`), then cancels the workers. No locks: a
+coroutine runs undisturbed between two ``yield``s, so "is this URL new? then queue it" is
+atomic.
+
+Processing an item is one try: the robots.txt check, one request with redirects not
+followed, then the response's links or redirect target. Every URL gets exactly one
+`FetchStatistic`, made when it is finished; any exception while fetching, reading or
+parsing it is recorded there, and the worker goes on. A failure that may pass (no
+response, 429, 502-504) puts the item back in the frontier for another try, after a pause
+of its host that grows with each failure in a row (`politeness.HostHealth`).
+
+Redirects are the crawler's, as in the chapter: the target is queued as a new item with
+one redirect less to go, through the same seen set as links, so chains that meet are
+fetched once; the target must be in scope like any link.
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+import json
+
+import six
+
+from tinytornado import gen
+from tinytornado.concurrent import Future, future_set_result_unless_cancelled
+from tinytornado.httpclient import AsyncHTTPClient
+from tinytornado.ioloop import IOLoop
+from tinytornado.log import app_log
+
+from .fetch import Fetcher, describe_exception, retry_after_seconds
+from .frontier import Frontier
+from .journal import Journal
+from .links import content_type_charset, decode_html, extract_links, is_html_content_type
+from .politeness import HostHealth, RobotsCache
+from .scope import Scope
+from .seen import new_seen_set
+from .stats import CrawlStatistics, FetchStatistic
+from .urls import normalize_url, urljoin
+
+__all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem', 'ROBOTS_DISALLOWED']
+
+REDIRECT_STATUSES = frozenset([300, 301, 302, 303, 307, 308])
+ROBOTS_DISALLOWED = 'RobotsDisallowed: robots.txt disallows this URL'
+USER_AGENT = 'tinycrawl/0.1 (+https://github.com/tinytornado)'
+
+# Every option of `Crawler`, with its default.
+DEFAULT_OPTIONS = collections.OrderedDict([
+    ('max_tasks', 10),            # workers: requests in flight at once
+    ('max_redirect', 10),         # redirects followed from one link
+    ('max_tries', 4),             # tries of one URL when it fails in a way that may pass
+    ('strict', True),             # strict: the roots' hosts; lenient: their domains too
+    ('include', None),            # regex(es): only URLs matching one are crawled
+    ('exclude', None),            # regex(es): URLs matching one are not crawled
+    ('max_pages', None),          # the most URLs a crawl takes in
+    ('max_depth', None),          # the most links followed from a root
+    ('max_per_host', None),       # requests in flight to one host (None: max_tasks)
+    ('delay', 0.0),               # seconds between two requests to one host
+    ('obey_robots', True),        # read and obey robots.txt
+    ('user_agent', USER_AGENT),
+    ('max_crawl_delay', 10.0),    # the longest robots.txt Crawl-delay honoured
+    ('connect_timeout', 10.0),
+    ('request_timeout', 30.0),
+    ('max_body_size', 10 * 1024 * 1024),
+    ('download_non_html', True),  # False: stop a non-HTML response after its headers
+    ('frames', False),            # follow <frame> and <iframe> too
+    ('backoff', 1.0),             # first pause of a failing host; doubles each time
+    ('max_backoff', 60.0),
+    ('max_retry_after', 300.0),   # the longest Retry-After honoured
+    ('max_host_failures', 30),    # failures in a row before a host is given up
+    ('hashed_seen', False),       # keep the seen set as 64-bit hashes
+    ('keep_statistics', True),    # keep every FetchStatistic in `done`
+    ('output', None),             # a text file: one JSON line per URL as it finishes
+    ('on_statistic', None),       # called with each FetchStatistic as it finishes
+    ('state', None),              # path of the SQLite journal
+    ('resume', False),            # go on with the crawl in `state`
+    ('http_client', None),        # an AsyncHTTPClient (default: one of the crawl's own)
+])
+
+# One unit of work: `depth` counts links followed from a root (a redirect keeps it);
+# `max_redirect` is the redirect budget left; `tries` the tries made before this one.
+WorkItem = collections.namedtuple('WorkItem', 'url host depth max_redirect tries')
+
+
+def _host_key(url):
+    """The frontier's host of a normalised URL: its host and port."""
+    return url.split('/', 3)[2]
+
+
+class Crawler(object):
+    """Crawl every page reachable from `roots` in scope; see DEFAULT_OPTIONS for options.
+
+    ::
+
+        statistics = IOLoop.current().run_sync(Crawler(['http://example.test/']).crawl)
+        print(statistics.report())
+
+    Raises:
+        ValueError: a root is not an http(s) URL, an option is invalid, or `state`
+            holds a crawl and `resume` is not set.
+        TypeError: an unknown option.
+    """
+
+    def __init__(self, roots, **options):
+        unknown = set(options) - set(DEFAULT_OPTIONS)
+        if unknown:
+            raise TypeError('unknown Crawler options: %s' % ', '.join(sorted(unknown)))
+        for name, default in DEFAULT_OPTIONS.items():
+            setattr(self, name, options.get(name, default))
+        if self.max_tasks < 1 or self.max_tries < 1:
+            raise ValueError('max_tasks and max_tries must be at least 1')
+        self.io_loop = IOLoop.current()
+        self.journal = self._open_journal()
+        self.roots = [normalize_url(root) for root in self._roots(roots)]
+        self.scope = Scope(self.roots, strict=self.strict, include=self.include,
+                           exclude=self.exclude)
+        self.seen_urls = new_seen_set(self.hashed_seen)
+        self.frontier = Frontier(max_per_host=self.max_per_host, delay=self.delay)
+        self.statistics = CrawlStatistics(self.keep_statistics, self.max_tasks)
+        self.done = self.statistics.done
+        self.health = HostHealth(self.frontier, self.backoff, self.max_backoff,
+                                 self.max_retry_after, self.max_host_failures)
+        self._own_client = self.http_client is None
+        if self._own_client:
+            self.http_client = AsyncHTTPClient(force_instance=True, max_clients=self.max_tasks)
+        self.fetcher = Fetcher(self.http_client, self.user_agent, self.connect_timeout,
+                               self.request_timeout, self.max_body_size,
+                               self.download_non_html)
+        self.robots = RobotsCache(self.fetcher, self.frontier, self.user_agent, self.delay,
+                                  self.max_crawl_delay)
+        self._stopped = Future()
+        self._stopping = False
+
+    # -- the crawl ----------------------------------------------------------------------
+
+    @gen.coroutine
+    def crawl(self):
+        """Run the crawl to its end; a Future of its `CrawlStatistics`."""
+        self._start()
+        workers = [self._work() for _ in range(self.max_tasks)]
+        finished = self.frontier.join()
+        finished.add_done_callback(
+            lambda _: future_set_result_unless_cancelled(self._stopped, None))
+        try:
+            yield self._stopped
+        finally:
+            todo = self.frontier.unfinished()  # in flight counts: it was not finished
+            finished.cancel()
+            for worker in workers:
+                worker.cancel()
+            yield workers
+            self._close(todo)
+        raise gen.Return(self.statistics)
+
+    def stop(self):
+        """End the crawl now, as if its queue were empty; in-flight URLs are dropped.
+
+        `crawl` then returns the statistics so far (`interrupted` is set). With a journal,
+        the URLs not finished stay queued there for `resume`.
+        """
+        self._stopping = True
+        future_set_result_unless_cancelled(self._stopped, None)
+
+    def _start(self):
+        if self.journal is not None and not self.journal.is_empty():
+            self._restore()
+        else:
+            items = [self._admit(root, 0, self.max_redirect) for root in self.roots]
+            items = [item for item in items if item is not None]
+            if self.journal is not None:
+                self.journal.set_meta('roots', self.roots)
+                self.journal.queue([_journal_entry(item) for item in items])
+            self._queue(items)
+
+    def _close(self, todo):
+        self.frontier.close()
+        self.statistics.finish(todo, self._stopping)
+        if self._own_client:
+            self.http_client.close()
+        if self.journal is not None:
+            self.journal.close()
+
+    @gen.coroutine
+    def _work(self):
+        try:
+            while True:
+                item = yield self.frontier.get()
+                try:
+                    yield self._process(item)
+                finally:
+                    self.frontier.task_done(item)
+        except gen.CancelledError:
+            pass  # crawl() cancels the workers once the queue is done or stop() was called
+
+    # -- one URL ------------------------------------------------------------------------
+
+    @gen.coroutine
+    def _process(self, item):
+        """Try `item` once: record its statistic, or put it back for another try."""
+        started = self.io_loop.time()
+        new_items = []
+        try:
+            statistic = yield self._try(item, started, new_items)
+        except gen.CancelledError:
+            raise
+        except Exception as e:  # whatever went wrong belongs to this URL's statistic
+            app_log.debug('crawling %s failed', item.url, exc_info=True)
+            statistic = self._statistic(item, started, exception=describe_exception(e))
+        if statistic is not None:
+            self._record(statistic, new_items)
+
+    @gen.coroutine
+    def _try(self, item, started, new_items):
+        """One try of `item`: its statistic, or None if it was put back to try again."""
+        if self.health.is_given_up(item.host):
+            raise gen.Return(self._statistic(item, started, exception=self._given_up(item)))
+        try:
+            if self.obey_robots:
+                allowed = yield self.robots.allowed(item.url, item.host)
+                if not allowed:
+                    raise gen.Return(self._statistic(item, started,
+                                                     exception=ROBOTS_DISALLOWED))
+            fetched = yield self.fetcher.fetch(item.url)
+        except (gen.Return, gen.CancelledError):
+            raise
+        except Exception as e:  # robots.txt unavailable: a failure that may pass
+            fetched = _Failure(describe_exception(e))
+        if fetched.transient:
+            if self._retry(item, fetched):
+                raise gen.Return(None)
+        else:
+            self.health.succeeded(item.host)
+        raise gen.Return(self._outcome(item, fetched, started, new_items))
+
+    def _retry(self, item, fetched):
+        """Count a failure of the item's host; True if the item was put back to retry."""
+        retry_after = fetched.headers and retry_after_seconds(fetched.headers)
+        given_up = self.health.failed(item.host, retry_after or None)
+        if given_up:
+            self._fail_pending(item.host)
+        if given_up or item.tries + 1 >= self.max_tries or self._stopping:
+            return False
+        self.frontier.put(item._replace(tries=item.tries + 1), front=True)
+        return True
+
+    def _outcome(self, item, fetched, started, new_items):
+        """The statistic of a finished try; queues what it links or redirects to."""
+        if fetched.status is None:
+            return self._statistic(item, started, exception=fetched.exception)
+        content_type = fetched.content_type
+        fields = dict(status=fetched.status, content_type=content_type,
+                      size=len(fetched.body), exception=fetched.exception)
+        location = fetched.headers.get('Location')
+        if fetched.status in REDIRECT_STATUSES and location:
+            fields.update(self._redirect(item, location, new_items))
+        elif 200 <= fetched.status < 300 and is_html_content_type(content_type):
+            fields.update(self._links(item, fetched, new_items))
+        else:
+            fields['encoding'] = content_type_charset(content_type)
+        return self._statistic(item, started, **fields)
+
+    def _redirect(self, item, location, new_items):
+        try:
+            next_url = urljoin(item.url, location)
+        except ValueError:
+            return dict(next_url=location)  # not http(s): recorded, never followed
+        if item.max_redirect > 0 and self.scope.allows(next_url):
+            new_item = self._admit(next_url, item.depth, item.max_redirect - 1)
+            if new_item is not None:
+                new_items.append(new_item)
+        return dict(next_url=next_url, num_urls=1, num_new_urls=len(new_items))
+
+    def _links(self, item, fetched, new_items):
+        text, encoding = decode_html(fetched.body, fetched.content_type)
+        links = extract_links(text, item.url, frames=self.frames)
+        depth = item.depth + 1
+        if self.max_depth is None or depth <= self.max_depth:
+            for link in links:
+                if self.scope.allows(link):
+                    new_item = self._admit(link, depth, self.max_redirect)
+                    if new_item is not None:
+                        new_items.append(new_item)
+        return dict(encoding=encoding, num_urls=len(links), num_new_urls=len(new_items))
+
+    def _admit(self, url, depth, max_redirect):
+        """A new WorkItem for `url` if it was never seen and the page budget allows."""
+        if url in self.seen_urls:
+            return None
+        if self.max_pages is not None and len(self.seen_urls) >= self.max_pages:
+            return None
+        self.seen_urls.add(url)
+        return WorkItem(url, _host_key(url), depth, max_redirect, 0)
+
+    def _statistic(self, item, started, **fields):
+        return FetchStatistic(item.url, depth=item.depth, tries=item.tries + 1,
+                              elapsed=round(self.io_loop.time() - started, 6), **fields)
+
+    # -- recording ----------------------------------------------------------------------
+
+    def _record(self, statistic, new_items):
+        """Journal, count and stream out one finished URL; queue what it led to."""
+        if self.journal is not None:
+            self.journal.finish(statistic, [_journal_entry(new) for new in new_items])
+        if self.output is not None:
+            self.output.write(six.ensure_text(json.dumps(statistic.to_dict(),
+                                                         sort_keys=True)) + u'\n')
+            self.output.flush()  # a line per finished URL survives a killed process
+        self.statistics.add(statistic)
+        if self.on_statistic is not None:
+            self.on_statistic(statistic)
+        self._queue(new_items)
+
+    def _queue(self, items):
+        for item in items:
+            if self.health.is_given_up(item.host):
+                self._record(FetchStatistic(item.url, depth=item.depth, tries=0,
+                                            exception=self._given_up(item)), [])
+            else:
+                self.frontier.put(item)
+
+    def _fail_pending(self, host):
+        """Record every waiting URL of a given-up host as failed."""
+        for item in self.frontier.remove_pending(host):
+            try:
+                self._record(FetchStatistic(item.url, depth=item.depth, tries=item.tries,
+                                            exception=self._given_up(item)), [])
+            finally:
+                self.frontier.task_done(item)
+
+    def _given_up(self, item):
+        return 'HostGivenUp: %d failures in a row on %s' % (
+            self.health.failures(item.host), item.host)
+
+    # -- the journal --------------------------------------------------------------------
+
+    def _open_journal(self):
+        if self.state is None:
+            return None
+        journal = Journal(self.state)
+        if not journal.is_empty() and not self.resume:
+            journal.close()
+            raise ValueError('%s holds a crawl already: resume it, or remove the file'
+                             % self.state)
+        return journal
+
+    def _roots(self, roots):
+        if not roots and self.journal is not None:
+            roots = self.journal.get_meta('roots', [])
+        if not roots:
+            raise ValueError('no root URL to crawl')
+        return roots
+
+    def _restore(self):
+        """Take the journal's crawl back: finished URLs counted, the others queued."""
+        pending = []
+        for entry in self.journal.restore():
+            self.seen_urls.add(entry.url)
+            if entry.statistic is not None:
+                self.statistics.add(FetchStatistic.from_dict(entry.statistic), restored=True)
+            else:
+                pending.append(WorkItem(entry.url, _host_key(entry.url), entry.depth,
+                                        entry.max_redirect, 0))
+        for item in pending:
+            self.frontier.put(item)
+
+
+def _journal_entry(item):
+    return (item.url, item.depth, item.max_redirect)
+
+
+class _Failure(object):
+    """A try that failed before its request (robots.txt could not be read)."""
+    status = None
+    headers = None
+    transient = True
+
+    def __init__(self, exception):
+        self.exception = exception

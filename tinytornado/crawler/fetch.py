@@ -1,0 +1,188 @@
+"""One request of the crawl: fetch a URL (redirects not followed) and say what came back.
+
+`Fetcher.fetch` never raises for a failed request: a connection error, a timeout or a body
+over the size cap is a `Fetched` with `exception` set, because for the crawler these are
+outcomes to record (and maybe retry), not bugs. Bodies are received through a streaming
+callback, so the cap holds however the body is framed, and a body that is not HTML can be
+dropped as soon as its headers are in (``download_non_html=False``).
+"""
+from __future__ import absolute_import, division, print_function
+
+import email.utils
+import time
+
+from tinytornado import gen
+from tinytornado.httpclient import HTTPRequest
+from tinytornado.httputil import HTTPHeaders, HTTPInputError, NoResponseError
+
+from .links import is_html_content_type
+
+__all__ = ['Fetcher', 'Fetched', 'BodyTooLarge', 'describe_exception', 'retry_after_seconds']
+
+RETRY_STATUSES = frozenset([429, 502, 503, 504])
+
+
+class BodyTooLarge(Exception):
+    """The body went past the crawl's `max_body_size`."""
+
+
+class _SkipBody(Exception):
+    """Raised from a callback to stop downloading a body the crawl does not want."""
+
+
+class Fetched(object):
+    """What one request gave: a response (`status` set) or a failure (`exception` set).
+
+    `body` is b'' when the body was skipped (`body_skipped`) or the request failed.
+    `transient`: the failure may pass (no answer, or 429 and 502-504), so a later try
+    may do better; a malformed or oversized response will not.
+    """
+    __slots__ = ('url', 'status', 'headers', 'body', 'body_skipped', 'exception',
+                 'transient')
+
+    def __init__(self, url, status=None, headers=None, body=b'', body_skipped=False,
+                 exception=None, transient=None):
+        self.url = url
+        self.status = status
+        self.headers = headers if headers is not None else {}
+        self.body = body
+        self.body_skipped = body_skipped
+        self.exception = exception
+        self.transient = status in RETRY_STATUSES if transient is None else transient
+
+    @property
+    def content_type(self):
+        return self.headers.get('Content-Type')
+
+
+class _Download(object):
+    """Collects one response's body chunks, enforcing the cap and the HTML-only rule."""
+
+    def __init__(self, max_body_size, download_non_html):
+        self.max_body_size = max_body_size
+        self.download_non_html = download_non_html
+        self.chunks = []
+        self.size = 0
+        self.status = None
+        self.headers = HTTPHeaders()
+        self.skipped = False
+        self.too_large = False
+
+    def on_header_line(self, line):
+        # The status line, each header line, then a blank line once the headers are done.
+        if self.status is None:
+            self.status = _status_from_line(line)
+        elif line.strip():
+            name, _, value = line.partition(':')
+            self.headers.add(name.strip(), value.strip())
+        else:
+            self._check_headers()
+
+    def _check_headers(self):
+        length = self.headers.get('Content-Length', '')
+        if length.isdigit() and int(length) > self.max_body_size:
+            self._refuse_body()
+        if not self.download_non_html and not is_html_content_type(
+                self.headers.get('Content-Type')) and not _is_redirect(self.status):
+            self.skipped = True
+            raise _SkipBody()
+
+    def on_chunk(self, chunk):
+        self.size += len(chunk)
+        if self.size > self.max_body_size:
+            self._refuse_body()
+        self.chunks.append(chunk)
+
+    def _refuse_body(self):
+        self.too_large = True
+        raise BodyTooLarge('the body is over %d bytes' % self.max_body_size)
+
+
+class Fetcher(object):
+    """Fetches URLs for the crawler with `http_client` (an AsyncHTTPClient).
+
+    Args:
+        user_agent: the User-Agent header.
+        connect_timeout, request_timeout: seconds.
+        max_body_size: the most body bytes kept; a longer body fails the fetch.
+        download_non_html: if False, a body that is not HTML is not downloaded.
+    """
+
+    def __init__(self, http_client, user_agent, connect_timeout=10.0, request_timeout=30.0,
+                 max_body_size=10 * 1024 * 1024, download_non_html=True):
+        self.http_client = http_client
+        self.user_agent = user_agent
+        self.connect_timeout = connect_timeout
+        self.request_timeout = request_timeout
+        self.max_body_size = max_body_size
+        self.download_non_html = download_non_html
+
+    @gen.coroutine
+    def fetch(self, url, follow_redirects=False, download_non_html=None):
+        """A Future of the `Fetched` outcome of a GET of `url`."""
+        if download_non_html is None:
+            download_non_html = self.download_non_html
+        download = _Download(self.max_body_size, download_non_html)
+        request = HTTPRequest(
+            url, follow_redirects=follow_redirects, max_redirects=5,
+            connect_timeout=self.connect_timeout, request_timeout=self.request_timeout,
+            user_agent=self.user_agent, decompress_response=True,
+            # The client's own cap sits a byte above ours, so that ours speaks first.
+            max_body_size=self.max_body_size + 1,
+            header_callback=download.on_header_line, streaming_callback=download.on_chunk)
+        try:
+            response = yield self.http_client.fetch(request, raise_error=False)
+        except gen.CancelledError:
+            raise
+        except Exception as e:  # the client failed without a response: still an outcome
+            raise gen.Return(_failure(url, download, e))
+        if response.code == 599 or download.skipped or download.too_large:
+            raise gen.Return(_failure(url, download, response.error))
+        raise gen.Return(Fetched(url, response.code, response.headers,
+                                 b''.join(download.chunks)))
+
+
+def _failure(url, download, error):
+    """The outcome of a request that ended early: skipped on purpose, or failed."""
+    if download.skipped:
+        return Fetched(url, download.status, download.headers, body_skipped=True)
+    if download.too_large:
+        return Fetched(url, download.status, download.headers, transient=False,
+                       exception=describe_exception(error))
+    # A malformed response will be as malformed next time; a network failure, or a
+    # server closing without a word, may pass.
+    return Fetched(url, exception=describe_exception(error), transient=(
+        isinstance(error, NoResponseError) or not isinstance(error, HTTPInputError)))
+
+
+def _status_from_line(line):
+    parts = line.split(None, 2)
+    try:
+        return int(parts[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _is_redirect(status):
+    return status is not None and 300 <= status < 400
+
+
+def describe_exception(error):
+    """'ErrorName: message' for a statistic (the type alone if there is no message)."""
+    message = str(error)
+    name = type(error).__name__
+    return '%s: %s' % (name, message) if message else name
+
+
+def retry_after_seconds(headers, now=None):
+    """The delay a Retry-After header asks for (seconds or an HTTP date), or None."""
+    value = headers.get('Retry-After')
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        return None
+    return max(0.0, email.utils.mktime_tz(parsed) - (time.time() if now is None else now))

@@ -1,0 +1,210 @@
+"""The crawl's queue of work: one FIFO per host, served round-robin, with politeness.
+
+A `Frontier` is used like a `queues.Queue` (`put`, `get`, `task_done`, `join`), but `get`
+hands out an item only from a host that may be asked now:
+
+- fewer than `max_per_host` of its items are in flight;
+- `delay` seconds have passed since the last request to it started (the politeness delay,
+  raised per host by robots.txt's Crawl-delay through `set_host_delay`);
+- it is not paused (`pause_host`: Retry-After, backoff after failures).
+
+Hosts that may be asked wait in a ring; `get` takes one item from the host at the head and
+sends that host to the back, so one host with many URLs, or a slow one, cannot take every
+worker while others have work. A host that has items but must wait gets one timer for the
+moment it may be asked again.
+
+Invariant: a host is in the ring at most once, and only if it had pending items and room
+when it was put there; `get` checks again when it reaches it, since a pause may have come
+in between. Items carry their host key as ``item.host``.
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+
+from tinytornado._waiters import Waiters, resolved_future
+from tinytornado.ioloop import IOLoop
+from tinytornado.locks import Event
+
+__all__ = ['Frontier']
+
+
+class _Host(object):
+    """One host's queue and politeness state."""
+    __slots__ = ('key', 'pending', 'active', 'last_start', 'not_before', 'delay', 'timer',
+                 'in_ring')
+
+    def __init__(self, key, delay):
+        self.key = key
+        self.pending = collections.deque()
+        self.active = 0
+        self.last_start = None
+        self.not_before = 0.0
+        self.delay = delay
+        self.timer = None  # (deadline, handle) of the wake-up, if one is set
+        self.in_ring = False
+
+    def ready_time(self):
+        """The loop time from which the next request may start (ignoring `active`)."""
+        if self.last_start is None:
+            return self.not_before
+        return max(self.not_before, self.last_start + self.delay)
+
+
+class Frontier(object):
+    """Per-host queues served round-robin; see the module docstring.
+
+    Args:
+        max_per_host: items of one host in flight at once; None for no limit.
+        delay: seconds between the starts of two requests to one host.
+    """
+
+    def __init__(self, max_per_host=None, delay=0.0):
+        self.max_per_host = max_per_host
+        self.delay = delay
+        self.io_loop = IOLoop.current()
+        self._hosts = {}
+        self._ring = collections.deque()
+        self._getters = Waiters()
+        self._unfinished = 0
+        self._pending = 0
+        self._finished = Event()
+        self._finished.set()
+
+    def qsize(self):
+        """The number of items waiting (not counting those handed out)."""
+        return self._pending
+
+    def unfinished(self):
+        """Items put and not yet marked done: waiting plus in flight."""
+        return self._unfinished
+
+    def put(self, item, front=False):
+        """Queue `item` behind its host's other items (before them if `front`)."""
+        host = self._host(item.host)
+        if front:
+            host.pending.appendleft(item)
+        else:
+            host.pending.append(item)
+        self._pending += 1
+        self._unfinished += 1
+        self._finished.clear()
+        self._schedule(host)
+        self._dispatch()
+
+    def get(self):
+        """A Future resolved with the next item some host may be asked for."""
+        item = self._take()
+        if item is not None:
+            return resolved_future(item)
+        return self._getters.add()
+
+    def task_done(self, item):
+        """`item`, handed out by `get`, is finished: its host has a free slot again."""
+        host = self._hosts[item.host]
+        host.active -= 1
+        self._unfinished -= 1
+        if self._unfinished == 0:
+            self._finished.set()
+        self._schedule(host)
+        self._dispatch()
+
+    def join(self):
+        """A Future resolved once every item put has been marked done."""
+        return self._finished.wait()
+
+    def set_host_delay(self, key, delay):
+        """Seconds between the starts of two requests to host `key` from now on."""
+        host = self._host(key)
+        host.delay = delay
+        self._reschedule(host)
+
+    def pause_host(self, key, seconds):
+        """Ask host `key` for nothing during the next `seconds` (a pause only grows)."""
+        host = self._host(key)
+        host.not_before = max(host.not_before, self.io_loop.time() + seconds)
+        self._reschedule(host)
+
+    def remove_pending(self, key):
+        """Take every waiting item of host `key` out of the queue; returns them.
+
+        The caller marks each one done with `task_done` once it has dealt with it.
+        """
+        host = self._host(key)
+        items = list(host.pending)
+        host.pending.clear()
+        self._pending -= len(items)
+        host.active += len(items)  # task_done releases them like handed-out items
+        return items
+
+    def pending_items(self):
+        """Every waiting item, host by host."""
+        for host in self._hosts.values():
+            for item in host.pending:
+                yield item
+
+    def close(self):
+        """Remove the wake-up timers; waiting getters are left to be cancelled."""
+        for host in self._hosts.values():
+            self._clear_timer(host)
+
+    def _host(self, key):
+        host = self._hosts.get(key)
+        if host is None:
+            host = self._hosts[key] = _Host(key, self.delay)
+        return host
+
+    def _has_room(self, host):
+        return self.max_per_host is None or host.active < self.max_per_host
+
+    def _schedule(self, host):
+        """Put `host` in the ring if it may be asked now, else set its wake-up timer."""
+        if host.in_ring or not host.pending or not self._has_room(host):
+            return
+        when = host.ready_time()
+        if when <= self.io_loop.time():
+            self._clear_timer(host)
+            host.in_ring = True
+            self._ring.append(host)
+        elif host.timer is None or host.timer[0] != when:
+            self._clear_timer(host)
+            host.timer = (when, self.io_loop.call_at(when, self._wake, host))
+
+    def _reschedule(self, host):
+        # A host already in the ring is checked again when `_take` reaches it.
+        self._schedule(host)
+        self._dispatch()
+
+    def _wake(self, host):
+        host.timer = None
+        self._schedule(host)
+        self._dispatch()
+
+    def _clear_timer(self, host):
+        if host.timer is not None:
+            self.io_loop.remove_timeout(host.timer[1])
+            host.timer = None
+
+    def _take(self):
+        """The next item of the first host in the ring that may be asked, or None."""
+        now = self.io_loop.time()
+        while self._ring:
+            host = self._ring.popleft()
+            host.in_ring = False
+            if host.pending and self._has_room(host) and host.ready_time() <= now:
+                item = host.pending.popleft()
+                self._pending -= 1
+                host.active += 1
+                host.last_start = now
+                self._schedule(host)  # to the back of the ring, or a timer
+                return item
+            self._schedule(host)
+        return None
+
+    def _dispatch(self):
+        """Hand items to waiting getters while some host may be asked."""
+        while len(self._getters) and self._ring:
+            item = self._take()
+            if item is None:
+                return
+            future, _ = self._getters.pop()
+            future.set_result(item)

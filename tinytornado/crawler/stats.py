@@ -1,0 +1,161 @@
+"""What a crawl records: one `FetchStatistic` per URL, and the running totals of a crawl.
+
+`CrawlStatistics` counts every statistic as it comes in (the 500 Lines crawler's counters:
+'html', 'redirect', 'fail_<Error>', 'status_<code>', ...), so the report and the summary
+never need the per-URL list; keeping that list (`done`) is an option.
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+import time
+
+__all__ = ['FetchStatistic', 'CrawlStatistics', 'exception_name', 'url_report_line']
+
+_FIELDS = ('url', 'next_url', 'status', 'exception', 'size', 'content_type', 'encoding',
+           'num_urls', 'num_new_urls', 'depth', 'elapsed', 'tries')
+
+
+class FetchStatistic(collections.namedtuple('FetchStatistic', _FIELDS)):
+    """The outcome of one URL.
+
+    Fields: url; next_url (a redirect's target, or None); status (the HTTP status, None if
+    no response came); exception ('ErrorName: message', or None); size (body bytes);
+    content_type and encoding (the charset used to decode an HTML body); num_urls (links
+    on the page) and num_new_urls (those not seen before); depth (links followed from a
+    root); elapsed (seconds of the last try); tries.
+    """
+    __slots__ = ()
+
+    def __new__(cls, url, next_url=None, status=None, exception=None, size=0,
+                content_type=None, encoding=None, num_urls=0, num_new_urls=0, depth=0,
+                elapsed=0.0, tries=1):
+        return super(FetchStatistic, cls).__new__(
+            cls, url, next_url, status, exception, size, content_type, encoding, num_urls,
+            num_new_urls, depth, elapsed, tries)
+
+    def to_dict(self):
+        """The fields as a dict, ready for JSON."""
+        return dict(zip(self._fields, self))
+
+    @classmethod
+    def from_dict(cls, fields):
+        """The statistic `to_dict` gave `fields` for (unknown keys are ignored)."""
+        return cls(**dict((name, fields[name]) for name in cls._fields if name in fields))
+
+
+def exception_name(statistic):
+    """The error class name of a failed statistic: 'ConnectionRefusedError: ...' -> ..."""
+    return statistic.exception.split(':', 1)[0]
+
+
+def _media_type(content_type):
+    return (content_type or '').split(';', 1)[0].strip().lower()
+
+
+def url_report_line(statistic):
+    """The chapter's one-line report of a URL."""
+    s = statistic
+    if s.exception:
+        return '%s error %s' % (s.url, s.exception)
+    if s.next_url:
+        return '%s %s redirect %s' % (s.url, s.status, s.next_url)
+    if _media_type(s.content_type) == 'text/html':
+        return '%s %s %s %s %s %d/%d' % (s.url, s.status, s.content_type, s.encoding, s.size,
+                                         s.num_new_urls, s.num_urls)
+    return '%s %s %s %s %s' % (s.url, s.status, s.content_type, s.encoding, s.size)
+
+
+class CrawlStatistics(object):
+    """Totals of a crawl, updated by `add` as each URL finishes.
+
+    Attributes:
+        done: every FetchStatistic in the order they finished, or None if not kept.
+        counters: a Counter of the report's categories.
+        urls: how many URLs finished; restored: how many of them a resumed crawl
+            read from its journal.
+        todo: URLs left in the queue when the crawl ended (0 unless it was stopped).
+        interrupted: the crawl was stopped before its queue was empty.
+    """
+
+    def __init__(self, keep_statistics=True, max_tasks=None):
+        self.done = [] if keep_statistics else None
+        self.counters = collections.Counter()
+        self.urls = 0
+        self.restored = 0
+        self.todo = 0
+        self.interrupted = False
+        self.max_tasks = max_tasks
+        self.started = time.time()
+        self.finished = None
+
+    def add(self, statistic, restored=False):
+        """Count one finished URL."""
+        self.urls += 1
+        self.restored += restored
+        if self.done is not None:
+            self.done.append(statistic)
+        counters = self.counters
+        if statistic.exception:
+            counters['fail'] += 1
+            counters['fail_' + exception_name(statistic)] += 1
+        elif statistic.next_url:
+            counters['redirect'] += 1
+        elif _media_type(statistic.content_type) == 'text/html':
+            counters['html'] += 1
+            counters['html_bytes'] += statistic.size
+        else:
+            counters['other'] += 1
+            counters['other_bytes'] += statistic.size
+            counters['other_' + (_media_type(statistic.content_type) or 'unknown')] += 1
+        if statistic.status is not None:
+            counters['status_%d' % statistic.status] += 1
+
+    def status_counts(self):
+        """{status: count} over the URLs that got a response."""
+        return dict((int(key[len('status_'):]), count) for key, count in self.counters.items()
+                    if key.startswith('status_'))
+
+    def finish(self, todo, interrupted):
+        """Note the end of the crawl."""
+        self.finished = time.time()
+        self.todo = todo
+        self.interrupted = interrupted
+
+    def elapsed(self):
+        return (self.finished or time.time()) - self.started
+
+    def summary(self):
+        """The totals as a dict, ready for JSON."""
+        return {
+            'urls': self.urls,
+            'restored': self.restored,
+            'todo': self.todo,
+            'interrupted': self.interrupted,
+            'elapsed': round(self.elapsed(), 3),
+            'max_tasks': self.max_tasks,
+            'started': _iso_time(self.started),
+            'finished': _iso_time(self.finished) if self.finished else None,
+            'counters': dict(self.counters),
+        }
+
+    def report(self):
+        """The chapter's text report: totals, one line per counter, Todo and Done."""
+        elapsed = self.elapsed()
+        lines = ['Finished %d urls in %.3f secs (max_tasks=%s) (%.3f urls/sec/task)' % (
+            self.urls, elapsed, self.max_tasks,
+            self.urls / elapsed / (self.max_tasks or 1) if elapsed else 0.0)]
+        if self.restored:
+            lines.append('Resumed: %d urls were done before' % self.restored)
+        if self.interrupted:
+            lines.append('Interrupted: the crawl was stopped before its end')
+        width = max([len(key) for key in self.counters] or [0])
+        for key in sorted(self.counters):
+            lines.append('%*s %10d' % (width + 4, key, self.counters[key]))
+        lines.append('Todo: %d' % self.todo)
+        lines.append('Done: %d' % self.urls)
+        lines.append('Date: %s local time' % time.ctime(self.finished or time.time()))
+        return '\n'.join(lines) + '\n'
+
+
+def _iso_time(timestamp):
+    return time.strftime('%Y-%m-%dT%H:%M:%S', time.localtime(timestamp))
