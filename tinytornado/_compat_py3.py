@@ -35,7 +35,20 @@ def future_await(future):
         # A cancelled Future is yielded too, so that the Runner throws the cancellation in
         # the way async code expects it (see platform.asyncio).
         return (yield future)
-    return (yield from asyncio_future_for(future, asyncio_loop))
+    return (yield from _await_in_task(future, asyncio_loop))
+
+
+def _await_in_task(future, asyncio_loop):
+    cancelled_error = sys.modules['asyncio'].CancelledError
+    try:
+        return (yield from _asyncio_waiter(future, asyncio_loop))
+    except cancelled_error:
+        if future.done():
+            raise
+        # The Task was cancelled: as when a Task awaits a Task, cancel `future` and let
+        # the await end only once it has, so the coroutine behind it cleans up first.
+        future.cancel()
+        return (yield from _await_in_task(future, asyncio_loop))
 
 
 def running_asyncio_loop():
@@ -49,9 +62,14 @@ def asyncio_future_for(future, asyncio_loop):
 
     Cancelling the asyncio Future cancels `future` (asyncio reports it one pass later).
     """
+    waiter = _asyncio_waiter(future, asyncio_loop)
+    waiter.add_done_callback(lambda done: _cancel_if_cancelled(done, future))
+    return waiter
+
+
+def _asyncio_waiter(future, asyncio_loop):
     waiter = asyncio_loop.create_future()
     future.add_done_callback(lambda done: _copy_to_asyncio(done, waiter))
-    waiter.add_done_callback(lambda done: _cancel_if_cancelled(done, future))
     return waiter
 
 

@@ -32,9 +32,10 @@ class from tinytornado's `CancelledError` on Python 3.8+).
 from __future__ import absolute_import, division, print_function
 
 import asyncio
+import inspect
 
 from tinytornado import gen
-from tinytornado._compat import collections_abc, selectors
+from tinytornado._compat import selectors
 from tinytornado._compat_py3 import asyncio_future_for
 from tinytornado.concurrent import CancelledError, Future
 from tinytornado.ioloop import IOLoop, _close_quietly, _fileno
@@ -81,6 +82,7 @@ class BaseAsyncIOLoop(IOLoop):
         self._fd_handlers = {}
         self._timer_groups = {}
         self._stop_requested = False
+        self._in_start = False
         self._closing = False
         try:
             IOLoop.__init__(self, make_current=make_current, time_func=asyncio_loop.time)
@@ -104,9 +106,11 @@ class BaseAsyncIOLoop(IOLoop):
             return
         previous = IOLoop.current(instance=False)
         self.make_current()
+        self._in_start = True
         try:
             self.asyncio_loop.run_forever()
         finally:
+            self._in_start = False
             if previous is None:
                 IOLoop.clear_current()
             else:
@@ -127,8 +131,12 @@ class BaseAsyncIOLoop(IOLoop):
 
     def close(self, all_fds=False):
         """Stop watching every fd (closing them with `all_fds`) and drop pending timers;
-        the asyncio loop is closed too if this loop owns it."""
-        if self.is_running():
+        the asyncio loop is closed too if this loop owns it.
+
+        An adopted asyncio loop may be running (this is how an asyncio program lets go of
+        tinytornado); only `start()` must have returned.
+        """
+        if self._in_start:
             raise RuntimeError('cannot close a running IOLoop; stop it first')
         if self._closing:
             return
@@ -350,7 +358,7 @@ def to_asyncio_future(tinytornado_future):
     asyncio_loop = _bridge_loop()
     if isinstance(tinytornado_future, Future):
         future = tinytornado_future
-    elif isinstance(tinytornado_future, collections_abc.Awaitable):
+    elif inspect.isawaitable(tinytornado_future):
         return asyncio.ensure_future(tinytornado_future, loop=asyncio_loop)
     else:
         future = gen.convert_yielded(tinytornado_future)
@@ -403,7 +411,8 @@ def _drive_awaitable(awaitable):
 
     Cancellation is translated on the way in and on the way out (see the module docstring).
     """
-    steps = awaitable.__await__()
+    # A generator-based coroutine (asyncio's own before 3.8) is its own iterator.
+    steps = awaitable.__await__() if hasattr(awaitable, '__await__') else awaitable
     to_send = to_throw = None
     while True:
         try:
@@ -426,4 +435,13 @@ def _drive_awaitable(awaitable):
             to_throw = e
 
 
-gen.convert_yielded.register(collections_abc.Awaitable)(_convert_awaitable)
+class _IsAwaitable(type):
+    def __instancecheck__(cls, instance):
+        return inspect.isawaitable(instance)
+
+
+# What ``await`` accepts: native and generator-based coroutines, and anything with
+# __await__ (asyncio Futures among them). collections.abc.Awaitable misses the
+# generator-based coroutines that asyncio's own functions are on Python 3.6 and 3.7.
+_Awaitable = _IsAwaitable('Awaitable', (object,), {})
+gen.convert_yielded.register(_Awaitable)(_convert_awaitable)
