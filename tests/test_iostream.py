@@ -31,70 +31,48 @@ PARTIAL_LIMIT = 1000
 # -- every read mode, with data arriving whole, byte by byte and coalesced -------------
 
 @gen.coroutine
-def read_each_bytes(stream):
-    chunks = []
-    for message in MESSAGES:
-        chunks.append((yield stream.read_bytes(len(message))))
-    raise gen.Return(chunks)
+def read_into_buffer(stream, size, partial=False):
+    buf = bytearray(size)
+    filled = yield stream.read_into(buf, partial=partial)
+    raise gen.Return(bytes(buf[:filled]))
 
 
-@gen.coroutine
-def read_each_until(stream):
-    chunks = []
-    for _ in MESSAGES:
-        chunks.append((yield stream.read_until(b'\r\n')))
-    raise gen.Return(chunks)
+# Each reads one message: given the stream and the message it should return.
+EXACT_READS = {
+    'read_bytes': lambda stream, message: stream.read_bytes(len(message)),
+    'read_until': lambda stream, message: stream.read_until(b'\r\n'),
+    'read_until_regex': lambda stream, message: stream.read_until_regex(b'\r?\n'),
+    'read_into': lambda stream, message: read_into_buffer(stream, len(message)),
+}
+
+# Each reads whatever is there, at most PARTIAL_LIMIT bytes, or everything until the close.
+PIECEWISE_READS = {
+    'read_bytes_partial': lambda stream: stream.read_bytes(PARTIAL_LIMIT, partial=True),
+    'read_into_partial': lambda stream: read_into_buffer(stream, PARTIAL_LIMIT, True),
+    'read_until_close': lambda stream: stream.read_until_close(),
+}
 
 
-@gen.coroutine
-def read_each_until_regex(stream):
-    chunks = []
-    for _ in MESSAGES:
-        chunks.append((yield stream.read_until_regex(b'\r?\n')))
-    raise gen.Return(chunks)
+def read_messages(name):
+    @gen.coroutine
+    def read(stream):
+        chunks = []
+        for message in MESSAGES:
+            chunks.append((yield EXACT_READS[name](stream, message)))
+        raise gen.Return(chunks)
+    return read
 
 
-@gen.coroutine
-def read_each_into(stream):
-    chunks = []
-    for message in MESSAGES:
-        buf = bytearray(len(message))
-        filled = yield stream.read_into(buf)
-        assert filled == len(message)
-        chunks.append(bytes(buf))
-    raise gen.Return(chunks)
-
-
-@gen.coroutine
-def read_bytes_partial(stream):
-    chunks = []
-    received = 0
-    while received < len(PAYLOAD):
-        chunks.append((yield stream.read_bytes(PARTIAL_LIMIT, partial=True)))
-        received += len(chunks[-1])
-    raise gen.Return(chunks)
-
-
-@gen.coroutine
-def read_into_partial(stream):
-    chunks = []
-    received = 0
-    while received < len(PAYLOAD):
-        buf = bytearray(PARTIAL_LIMIT)
-        filled = yield stream.read_into(buf, partial=True)
-        chunks.append(bytes(buf[:filled]))
-        received += filled
-    raise gen.Return(chunks)
-
-
-@gen.coroutine
-def read_until_close(stream):
-    data = yield stream.read_until_close()
-    raise gen.Return([data])
-
-
-EXACT_READERS = [read_each_bytes, read_each_until, read_each_until_regex, read_each_into]
-PIECEWISE_READERS = [read_bytes_partial, read_into_partial, read_until_close]
+def read_pieces(name):
+    @gen.coroutine
+    def read(stream):
+        chunks = []
+        received = 0
+        while received < len(PAYLOAD):
+            chunks.append((yield PIECEWISE_READS[name](stream)))
+            received += len(chunks[-1])
+        raise gen.Return(chunks)
+    return read
 
 
 @gen.coroutine
@@ -145,17 +123,18 @@ ARRIVALS = ['whole', 'bytewise', 'coalesced']
 
 
 @pytest.mark.parametrize('arrival', ARRIVALS)
-@pytest.mark.parametrize('read', EXACT_READERS, ids=lambda f: f.__name__)
-def test_exact_reads_return_each_message(io_loop, stream_pair, arrival, read):
-    assert arrive(io_loop, stream_pair, arrival, read) == MESSAGES
+@pytest.mark.parametrize('read_name', sorted(EXACT_READS))
+def test_exact_reads_return_each_message(io_loop, stream_pair, arrival, read_name):
+    assert arrive(io_loop, stream_pair, arrival, read_messages(read_name)) == MESSAGES
 
 
 @pytest.mark.parametrize('arrival', ARRIVALS)
-@pytest.mark.parametrize('read', PIECEWISE_READERS, ids=lambda f: f.__name__)
-def test_piecewise_reads_return_the_payload_in_order(io_loop, stream_pair, arrival, read):
-    chunks = arrive(io_loop, stream_pair, arrival, read)
+@pytest.mark.parametrize('read_name', sorted(PIECEWISE_READS))
+def test_piecewise_reads_return_the_payload_in_order(io_loop, stream_pair, arrival,
+                                                     read_name):
+    chunks = arrive(io_loop, stream_pair, arrival, read_pieces(read_name))
     assert b''.join(chunks) == PAYLOAD
-    if read is not read_until_close:
+    if read_name != 'read_until_close':
         assert all(0 < len(chunk) <= PARTIAL_LIMIT for chunk in chunks)
 
 

@@ -26,6 +26,7 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 import errno
+import functools
 import numbers
 import os
 import re
@@ -63,6 +64,9 @@ _FIRST_RECV_SIZE = 4096
 CONNECTING, HANDSHAKING, OPEN, CLOSED = 'CONNECTING', 'HANDSHAKING', 'OPEN', 'CLOSED'
 
 _READ, _WRITE = IOLoop.READ, IOLoop.WRITE
+
+# What a failed recv or send means.
+_FAILED, _WOULD_BLOCK, _EOF = 'FAILED', 'WOULD_BLOCK', 'EOF'
 
 
 class StreamClosedError(IOError):
@@ -248,10 +252,15 @@ class IOStream(object):
         """Bytes read into `view`, 0 at EOF, None if there are none for now."""
         try:
             return self.socket.recv_into(view)
-        except socket.error as e:
-            if errno_from_exception(e) in _WOULDBLOCK:
-                return None
-            raise
+        except socket.error as e:  # ssl.SSLError is one too
+            outcome = self._error_outcome(e)
+            if outcome is _FAILED:
+                raise
+            return None if outcome is _WOULD_BLOCK else 0
+
+    def _error_outcome(self, error):
+        """What a failed recv or send means: _FAILED, _WOULD_BLOCK or _EOF."""
+        return _WOULD_BLOCK if errno_from_exception(error) in _WOULDBLOCK else _FAILED
 
     def _cancel_read(self):
         # The read's Future was cancelled: nothing was taken from the buffer, so the next
@@ -331,9 +340,9 @@ class IOStream(object):
         try:
             return self.socket.send(view)
         except socket.error as e:
-            if errno_from_exception(e) in _WOULDBLOCK:
-                return 0
-            raise
+            if self._error_outcome(e) is not _WOULD_BLOCK:
+                raise
+            return 0
 
     # -- connecting --------------------------------------------------------------------
 
@@ -347,7 +356,7 @@ class IOStream(object):
         """
         self._state = CONNECTING
         future = self._connect_future = Future()
-        future.set_canceller(self._cancel_connect)
+        future.set_canceller(functools.partial(self._cancel_and_close, '_connect_future'))
         try:
             self.socket.connect(address)
         except socket.error as e:
@@ -381,8 +390,11 @@ class IOStream(object):
         if self._state is OPEN:
             self._update_interest()
 
-    def _cancel_connect(self):
-        future, self._connect_future = self._connect_future, None
+    def _cancel_and_close(self, attribute):
+        # Cancelling a connect (or a handshake) gives the connection up. The Future is
+        # taken off first, so that close() does not try to fail it.
+        future = getattr(self, attribute)
+        setattr(self, attribute, None)
         future.set_cancelled()
         self.close()
         return True
@@ -580,7 +592,8 @@ class SSLIOStream(IOStream):
         elif self._state is CLOSED:
             self._fail_handshake_futures(self._closed_error())
         else:
-            future.set_canceller(self._cancel_handshake)
+            future.set_canceller(functools.partial(self._cancel_and_close,
+                                                  '_handshake_future'))
         return future
 
     def _on_connect(self):
@@ -645,42 +658,17 @@ class SSLIOStream(IOStream):
         self._fail_handshake_futures(error)
         self.close(exc_info=error)
 
-    def _cancel_handshake(self):
-        future, self._handshake_future = self._handshake_future, None
-        future.set_cancelled()
-        self.close()
-        return True
-
     def _signal_closed(self):
         self._fail_handshake_futures(self._closed_error())
         super(SSLIOStream, self)._signal_closed()
 
-    def _recv_into(self, view):
-        try:
-            return self.socket.recv_into(view)
-        except ssl.SSLError as e:
-            code = e.args[0] if e.args else None
-            if code in (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE):
-                return None
-            if code in (ssl.SSL_ERROR_EOF, ssl.SSL_ERROR_ZERO_RETURN) or _is_ragged_eof(e):
-                return 0
-            raise
-        except socket.error as e:
-            if errno_from_exception(e) in _WOULDBLOCK:
-                return None
-            raise
-
-    def _send(self, view):
-        try:
-            return self.socket.send(view)
-        except ssl.SSLError as e:
-            if e.args and e.args[0] in (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE):
-                return 0
-            raise
-        except socket.error as e:
-            if errno_from_exception(e) in _WOULDBLOCK:
-                return 0
-            raise
+    def _error_outcome(self, error):
+        code = error.args[0] if isinstance(error, ssl.SSLError) and error.args else None
+        if code in (ssl.SSL_ERROR_WANT_READ, ssl.SSL_ERROR_WANT_WRITE):
+            return _WOULD_BLOCK  # a renegotiation, or no whole record yet
+        if code in (ssl.SSL_ERROR_EOF, ssl.SSL_ERROR_ZERO_RETURN) or _is_ragged_eof(error):
+            return _EOF
+        return super(SSLIOStream, self)._error_outcome(error)
 
 
 # -- pending reads ---------------------------------------------------------------------
