@@ -22,8 +22,7 @@ import traceback
 import types
 import unittest
 
-from tinytornado import gen
-from tinytornado import ioloop
+from tinytornado import gen, ioloop, netutil
 from tinytornado._compat import raise_exc_info, string_types
 from tinytornado.concurrent import TimeoutError
 from tinytornado.ioloop import IOLoop
@@ -66,20 +65,8 @@ def bind_unused_port(reuse_port=False):
     The socket stays bound (hand it to the server under test), so no other process can
     take the port between choosing it and using it.
     """
-    if reuse_port and not hasattr(socket, 'SO_REUSEPORT'):
-        raise ValueError("the platform doesn't support SO_REUSEPORT")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        if os.name != 'nt':
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if reuse_port:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.setblocking(False)
-        sock.bind(('127.0.0.1', 0))
-        sock.listen(128)
-    except socket.error:
-        sock.close()
-        raise
+    sock = netutil.bind_sockets(0, '127.0.0.1', family=socket.AF_INET,
+                                reuse_port=reuse_port)[0]
     return sock, sock.getsockname()[1]
 
 
