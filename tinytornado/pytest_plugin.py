@@ -6,7 +6,8 @@ tests that ask for its fixtures or are written as generators.
 
 - ``io_loop``: a fresh IOLoop, current during the test and closed (with its file
   descriptors) after it. A test that also asks for ``virtual_clock`` gets a loop running
-  on that `VirtualClock`, so its timers fire in order and at once.
+  on that `VirtualClock`, so its timers fire in order and at once (the test's timeout
+  is then virtual time too; see `testing.VirtualClockTestCase`).
 - A test function written as a generator runs as a coroutine on ``io_loop`` (requested
   for it automatically), with `gen_test`'s timeout rule: ``@pytest.mark.gen_test(timeout=
   10)``, else $ASYNC_TEST_TIMEOUT, else 5 seconds.

@@ -266,8 +266,10 @@ class VirtualClockTestCase(AsyncTestCase):
     """An AsyncTestCase whose loop runs on a `VirtualClock`, ``self.clock``.
 
     Timers fire in order and at once: with nothing to run, the loop jumps the clock to
-    the next deadline. That includes the test's own timeout, so a test that would hang
-    fails at once; and it rules out real I/O, which the loop would not wait for.
+    the next deadline. That includes the test's own timeout, which is virtual time too:
+    a test that would hang fails at once, a test simulating delays longer than 5 seconds
+    needs ``@gen_test(timeout=...)`` (a large one costs nothing), and real I/O, which
+    the loop would not wait for, is ruled out.
     """
 
     def get_new_ioloop(self):
