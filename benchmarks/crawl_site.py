@@ -1,7 +1,10 @@
 """W6's site: generate the seeded demo site, serve it with nginx, and measure wrk on it.
 
-The site comes from `tinytornado.crawler.demosite` (`Site(seed, pages).write_static(dir)`);
-run.py runs each crawler in a fresh process (measure.py) against the same nginx.
+The site is `tinytornado.crawler.demosite.Site` with plain links (``variety=False``: the
+peers' crawlers do not normalise URLs, and its traps are for tinytornado's tests) and no
+charset oddities or slow pages, which a static server cannot express. run.py runs each
+crawler in a fresh process (measure.py) against the same nginx; each must fetch exactly the
+URL set the site's own `expected_crawl` computes from its link graph.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +13,7 @@ import os
 import shutil
 
 import nginx_site
-from common import import_optional
+from common import import_optional, url_set_digest
 
 __all__ = ['served_site', 'wrk_note', 'SITE_SEED', 'WRK_SECONDS']
 
@@ -19,17 +22,14 @@ WRK_SECONDS = 5
 WORK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_work', 'crawl')
 
 
-def write_site(pages, directory):
-    """Write the site's files under `directory`; its (redirects, statuses) for nginx."""
+def make_site(pages):
     demosite = import_optional('tinytornado.crawler.demosite')
-    if os.path.isdir(directory):
-        shutil.rmtree(directory)
-    site = demosite.Site(seed=SITE_SEED, pages=pages)
-    return site.write_static(directory)
+    return demosite.Site(seed=SITE_SEED, pages=pages, links_per_page=20, slow_fraction=0,
+                         charset_cases=False, variety=False)
 
 
 def file_paths(root):
-    """The URL path of every file under `root`, sorted."""
+    """The URL path of every file under `root`, sorted ('/index.html' stands for '/')."""
     paths = []
     for directory, _, names in os.walk(root):
         relative = os.path.relpath(directory, root)
@@ -40,11 +40,20 @@ def file_paths(root):
 
 @contextlib.contextmanager
 def served_site(pages):
-    """nginx serving a fresh `pages`-page demo site; raises Unavailable without either."""
+    """nginx serving a fresh `pages`-page site; raises Unavailable without either.
+
+    The server has `root_url`, `paths` (its files) and `expected` (the [count, digest] of
+    the URLs a crawl from `root_url` fetches).
+    """
+    site = make_site(pages)
     root = os.path.join(WORK_DIR, 'site')
-    redirects, statuses = write_site(pages, root)
+    if os.path.isdir(root):
+        shutil.rmtree(root)
+    redirects, statuses = site.write_static(root)
     with nginx_site.NginxSite(root, redirects, statuses, WORK_DIR) as server:
         server.paths = file_paths(root)
+        server.expected = url_set_digest(list(site.expected_crawl(server.root_url,
+                                                                  obey_robots=False)))
         yield server
 
 

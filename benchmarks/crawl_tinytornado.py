@@ -1,23 +1,28 @@
 """W6's tinytornado column: tinytornado's own crawler, configured like the other two.
 
-One worker per `workers`, no robots.txt (nginx has none and the peers do not ask), and the
-URL set read from the per-URL statistics.
+`max_tasks` is the workload's workers; robots.txt is not obeyed because the peers do not
+read it (the site's robots.txt would keep tinytornado out of /private/ and change the URL
+set). The URL set is read from the per-URL statistics.
 """
 from __future__ import absolute_import, division, print_function
 
 from tinytornado import gen
 
-from common import Unavailable, import_optional, url_set_digest
+from common import import_optional, url_set_digest
 
 __all__ = ['crawl']
+
+
+def _crawler_class():
+    package = import_optional('tinytornado.crawler')
+    if hasattr(package, 'Crawler'):
+        return package.Crawler
+    return import_optional('tinytornado.crawler.engine').Crawler
 
 
 @gen.coroutine
 def crawl(root_url, workers):
     """Crawl every page under `root_url`; [count, digest] of the URLs fetched."""
-    crawler_class = getattr(import_optional('tinytornado.crawler'), 'Crawler', None)
-    if crawler_class is None:
-        raise Unavailable('tinytornado.crawler has no Crawler yet')
-    crawler = crawler_class([root_url], max_tasks=workers)
+    crawler = _crawler_class()([root_url], max_tasks=workers, obey_robots=False)
     yield crawler.crawl()
     raise gen.Return(url_set_digest([statistic.url for statistic in crawler.done]))

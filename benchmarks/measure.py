@@ -5,7 +5,7 @@
 Prints one JSON line: seconds (wall), cpu_seconds, result, rss_base_kb (after imports,
 inputs and a small warm-up run) and rss_peak_kb (the process's high-water mark, VmHWM);
 or {"unavailable": why}; or {"error": traceback} and exit status 1 when the workload fails or
-returns anything but the expected result (W6 has none: run.py compares the crawlers). run.py starts one process per measurement so that
+returns anything but the expected result. run.py starts one process per measurement so that
 implementations never share a loop, a heap or a peak-RSS counter.
 """
 from __future__ import absolute_import, division, print_function
@@ -83,7 +83,7 @@ def measure(workload, implementation, params, expected):
     result = run(**inputs)
     seconds = timeit.default_timer() - start
     cpu = cpu_seconds() - cpu_start
-    if expected is not None and result != expected:
+    if result != expected:
         raise AssertionError('%s returned %r, expected %r' % (workload.key, result, expected))
     return {'seconds': seconds, 'cpu_seconds': cpu, 'result': result,
             'rss_base_kb': rss_base_kb,

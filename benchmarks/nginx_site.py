@@ -34,9 +34,9 @@ events {{ worker_connections 4096; }}
 http {{
     {mime_types}
     default_type application/octet-stream;
-    charset utf-8;
     access_log off;
     sendfile on;
+    absolute_redirect off;  # the site's relative Locations, as its own server sends
     keepalive_requests 100000;
     client_body_temp_path {work_dir}/client_body;
     proxy_temp_path {work_dir}/proxy;

@@ -91,12 +91,13 @@ def run_workload(workload, args, implementations):
 
 
 def run_crawl(workload, params, rounds, implementations):
-    """W6: the crawlers against one nginx; no expected result but their agreement."""
+    """W6: the crawlers against one nginx, each expected to fetch the site's URL set."""
     import crawl_site  # only W6 needs the site generator and nginx
     try:
         with crawl_site.served_site(params['pages']) as server:
             crawl_params = {'root_url': server.root_url, 'workers': params['workers']}
-            reports = run_rounds(workload, crawl_params, None, implementations, rounds)
+            reports = run_rounds(workload, crawl_params, server.expected, implementations,
+                                 rounds)
             notes = [crawl_site.wrk_note(server, params['workers'])]
     except Unavailable as exc:
         reports = dict((name, [{'unavailable': str(exc)}]) for name in implementations)
