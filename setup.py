@@ -38,6 +38,10 @@ setup(
             'pytest>=6; python_version >= "3"',
         ],
     },
+    entry_points={
+        # The plugin's name must be its module's name: tests/conftest.py also lists it.
+        'pytest11': ['tinytornado.pytest_plugin = tinytornado.pytest_plugin'],
+    },
     classifiers=[
         'Programming Language :: Python :: 2.7',
         'Programming Language :: Python :: 3',

@@ -480,3 +480,34 @@ def test_maybe_future():
     future = Future()
     assert gen.maybe_future(future) is future
     assert gen.maybe_future(3).result() == 3
+
+
+def test_cancel_after_the_wait_resolved_delivers_the_outcome_first(vloop):
+    trace = []
+    acquired = Future()
+
+    @gen.coroutine
+    def holder():
+        value = yield acquired
+        trace.append(('got', value))
+        try:
+            yield gen.sleep(1)
+        except CancelledError:
+            trace.append('cancelled at the next wait')
+            raise
+
+    future = holder()
+
+    def resolve_then_cancel():
+        acquired.set_result('the lock')
+        future.cancel()  # Before the coroutine has resumed with the lock.
+    vloop.add_callback(resolve_then_cancel)
+    vloop.call_later(5, vloop.stop)
+    vloop.start()
+    assert trace == [('got', 'the lock'), 'cancelled at the next wait']
+    assert future.cancelled()
+
+
+def test_moment_cannot_be_cancelled():
+    assert gen.moment.cancel() is False
+    assert not gen.moment.done()

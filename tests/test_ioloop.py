@@ -168,12 +168,12 @@ def test_add_timeout_takes_deadline_or_timedelta(vloop, clock):
 
 def test_loop_sleeps_until_the_deadline_without_busy_waiting(loop):
     polls = []
-    select = loop._selector.select
+    poll = loop._poller.poll
 
-    def counting_select(timeout=None):
+    def counting_poll(timeout):
         polls.append(timeout)
-        return select(timeout)
-    loop._selector.select = counting_select
+        return poll(timeout)
+    loop._poller.poll = counting_poll
     start = loop.time()
     loop.call_later(0.05, loop.stop)
     loop.start()

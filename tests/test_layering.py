@@ -17,7 +17,8 @@ LAYERS = {
     '_timerqueue': [],
     '_bytebuffer': ['_compat'],
     'concurrent': ['_compat'],
-    'ioloop': ['concurrent', '_timerqueue'],
+    '_poller': ['_compat'],
+    'ioloop': ['concurrent', '_timerqueue', '_poller'],
     'gen': ['ioloop'],
     '_waiters': ['gen'],
     'locks': ['_waiters'],
@@ -66,6 +67,11 @@ def package_modules():
                 yield module, path
 
 
+def is_submodule(name):
+    path = os.path.join(PACKAGE_DIR, name)
+    return os.path.isdir(path) or os.path.exists(path + '.py')
+
+
 def internal_imports(module, path):
     with io.open(path, encoding='utf-8') as f:
         tree = ast.parse(f.read(), path)
@@ -79,8 +85,8 @@ def internal_imports(module, path):
                 anchor = package.split('.')
                 anchor = anchor[:len(anchor) - node.level + 1]
                 base = '.'.join(anchor + ([base] if base else []))
-            names = [base + '.' + alias.name if base == 'tinytornado' else base
-                     for alias in node.names]
+            names = [base + '.' + alias.name if base == 'tinytornado' and
+                     is_submodule(alias.name) else base for alias in node.names]
         else:
             continue
         for name in names:

@@ -73,16 +73,14 @@ class Future(object):
 
     `cancel()` works: see the module docstring. On Python 3, ``await future`` works too.
     """
-    __slots__ = ('_state', '_result', '_exc_info', '_callbacks', '_tb_logger',
-                 '_canceller', '__weakref__')
-
-    def __init__(self):
-        self._state = _PENDING
-        self._result = None
-        self._exc_info = None
-        self._callbacks = []
-        self._tb_logger = None
-        self._canceller = None
+    # Class-level defaults instead of __init__: creating a Future is then one allocation
+    # and no Python-level call, which matters on every coroutine call.
+    _state = _PENDING
+    _result = None
+    _exc_info = None
+    _callbacks = None  # A list once a callback is added.
+    _tb_logger = None
+    _canceller = None
 
     def __repr__(self):
         if self._state == _FINISHED:
@@ -129,10 +127,12 @@ class Future(object):
 
     def add_done_callback(self, fn):
         """Call `fn(future)` when done: at once if it already is."""
-        if self._state == _PENDING:
-            self._callbacks.append(fn)
-        else:
+        if self._state != _PENDING:
             fn(self)
+        elif self._callbacks is None:
+            self._callbacks = [fn]
+        else:
+            self._callbacks.append(fn)
 
     def remove_done_callback(self, fn):
         """Remove every registration of `fn`; returns how many there were."""
@@ -143,7 +143,8 @@ class Future(object):
         return before - len(self._callbacks)
 
     def set_result(self, result):
-        self._check_pending('set_result')
+        if self._state != _PENDING:
+            self._raise_not_pending('set_result')
         self._result = result
         self._state = _FINISHED
         self._run_callbacks()
@@ -154,7 +155,8 @@ class Future(object):
 
     def set_exc_info(self, exc_info):
         """Fail with a sys.exc_info() triple, keeping its traceback (the 2.7 way)."""
-        self._check_pending('set_exc_info')
+        if self._state != _PENDING:
+            self._raise_not_pending('set_exc_info')
         self._exc_info = exc_info
         self._state = _CANCELLED if isinstance(exc_info[1], CancelledError) else _FINISHED
         self._tb_logger = None if self._state == _CANCELLED else _TracebackLogger(exc_info)
@@ -189,10 +191,9 @@ class Future(object):
                                         'yield the Future instead')
             raise InvalidStateError('Future is not done yet: %r' % (self,))
 
-    def _check_pending(self, method):
-        if self._state != _PENDING:
-            raise InvalidStateError('%s() on a Future that is already %s: %r' % (
-                method, 'cancelled' if self._state == _CANCELLED else 'done', self))
+    def _raise_not_pending(self, method):
+        raise InvalidStateError('%s() on a Future that is already %s: %r' % (
+            method, 'cancelled' if self._state == _CANCELLED else 'done', self))
 
     def _clear_tb_log(self):
         if self._tb_logger is not None:
@@ -200,8 +201,12 @@ class Future(object):
             self._tb_logger = None
 
     def _run_callbacks(self):
-        callbacks, self._callbacks = self._callbacks, None
+        # Dropping the canceller breaks the Future <-> Runner reference cycle early.
         self._canceller = None
+        callbacks = self._callbacks
+        if callbacks is None:
+            return
+        self._callbacks = None
         for fn in callbacks:
             try:
                 fn(self)

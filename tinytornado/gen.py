@@ -28,13 +28,14 @@ import collections
 import datetime
 import functools
 import sys
+import threading
 import types
 
 from tinytornado._compat import (
     throw_exc_info, value_from_stop_iteration,
 )
 from tinytornado.concurrent import (
-    CancelledError, Future, TimeoutError, chain_future, future_set_exc_info,
+    _FINISHED, _PENDING, CancelledError, Future, TimeoutError, chain_future, future_set_exc_info,
     future_set_result_unless_cancelled, is_future,
 )
 from tinytornado.ioloop import IOLoop
@@ -50,9 +51,10 @@ __all__ = [
 class Return(Exception):
     """Raise `Return(value)` to return `value` from a coroutine (the Python 2 way)."""
 
-    def __init__(self, value=None):
-        super(Return, self).__init__(value)
-        self.value = value
+    # A property over args rather than an __init__: raising it stays a C-level call.
+    @property
+    def value(self):
+        return self.args[0] if self.args else None
 
 
 class BadYieldError(Exception):
@@ -62,6 +64,7 @@ class BadYieldError(Exception):
 # Yielding `moment` (or None) gives up the rest of this loop pass: the coroutine resumes
 # in the next one, after I/O has been polled. It is never resolved itself.
 moment = Future()
+moment.set_canceller(lambda: False)  # Shared by every coroutine: never cancelled.
 
 _resolved = Future()
 _resolved.set_result(None)
@@ -81,12 +84,16 @@ def coroutine(func):
                 yielded = next(result)
                 Runner(result, future, yielded)
                 return future
-        except (Return, StopIteration) as e:
+        except Return as e:
+            result = e.value
+        except StopIteration as e:
             result = value_from_stop_iteration(e)
         except Exception:
             future.set_exc_info(sys.exc_info())
             return future
-        future.set_result(result)
+        # Nobody can have added a callback yet: resolve without set_result's bookkeeping.
+        future._result = result
+        future._state = _FINISHED
         return future
 
     wrapper.__wrapped__ = func
@@ -123,32 +130,39 @@ class Runner(object):
         self.running = True
         try:
             while True:
+                # The hot path of every coroutine: the Future's fields are read directly
+                # rather than through done()/exc_info()/result().
                 future = self.future
-                if not future.done():
+                if future._state is _PENDING:
                     return
                 self.future = None
-                if self.must_cancel:
+                if self.must_cancel and future is _resolved:
                     self.must_cancel = False
                     exc_info = _cancelled_exc_info()
+                elif future._exc_info is None:
+                    exc_info = None
                 else:
                     exc_info = future.exc_info()
                 try:
                     if exc_info is None:
-                        yielded = self.gen.send(future.result())
+                        yielded = self.gen.send(future._result)
                     else:
                         yielded = throw_exc_info(self.gen, exc_info)
-                except (Return, StopIteration) as e:
-                    self._finish()
-                    future_set_result_unless_cancelled(
-                        self.result_future, value_from_stop_iteration(e))
+                except Return as e:
+                    self._finish(future_set_result_unless_cancelled, e.value)
+                    return
+                except StopIteration as e:
+                    self._finish(future_set_result_unless_cancelled,
+                                 value_from_stop_iteration(e))
                     return
                 except Exception:
-                    self._finish()
-                    future_set_exc_info(self.result_future, sys.exc_info())
+                    self._finish(future_set_exc_info, sys.exc_info())
                     return
                 finally:
                     exc_info = future = None
-                if not self.handle_yield(yielded):
+                if yielded.__class__ is Future and yielded._state is not _PENDING:
+                    self.future = yielded  # Already resolved: go on without a call.
+                elif not self.handle_yield(yielded):
                     return
         finally:
             self.running = False
@@ -168,13 +182,20 @@ class Runner(object):
                 future = Future()
                 future.set_exc_info(sys.exc_info())
         self.future = future
-        if future.done():
+        if future._state is not _PENDING:
             return True
         future.add_done_callback(self._wake)
+        if self.must_cancel and future.cancel():
+            self.must_cancel = False  # Its CancelledError will reach the generator.
         return False
 
     def cancel(self):
-        """The coroutine's Future was cancelled: cancel what it waits for, or throw in."""
+        """The coroutine's Future was cancelled: cancel what it waits for.
+
+        If what it waited for has already resolved, that outcome is delivered first (a
+        lock acquired or an item taken is never lost) and CancelledError is thrown in at
+        the next `yield` that has to wait.
+        """
         if self.finished:
             return False
         if self.future is not None and self.future.cancel():
@@ -183,11 +204,44 @@ class Runner(object):
         return True
 
     def _wake(self, future):
-        self.io_loop.add_callback(self.run)
+        if future is _returning.future and _returning.depth < _MAX_RETURN_DEPTH:
+            # The coroutine we waited for has just returned: resume here, as after a
+            # function call, rather than a loop pass later.
+            _returning.future = None
+            _returning.depth += 1
+            try:
+                self.run()
+            finally:
+                _returning.depth -= 1
+        else:
+            self.io_loop.add_callback(self.run)
 
-    def _finish(self):
+    def _finish(self, resolve, outcome):
         self.finished = True
         self.gen = None
+        previous = _returning.future
+        _returning.future = self.result_future
+        try:
+            resolve(self.result_future, outcome)
+        finally:
+            _returning.future = previous
+
+
+class _ReturningCoroutine(threading.local):
+    """Per thread: the Future of the coroutine that is returning right now.
+
+    Only a Runner waiting on exactly that Future resumes in the same stack. Any other
+    Future resolved meanwhile (by a queue, a lock, a stream) wakes its waiter through the
+    loop, so no coroutine ever runs inside another's call to put() or release().
+    `depth` bounds the nesting, so a deep recursion of coroutines cannot overflow the
+    stack: past it, parents resume through the loop.
+    """
+    future = None
+    depth = 0
+
+
+_returning = _ReturningCoroutine()
+_MAX_RETURN_DEPTH = 50
 
 
 def _cancelled_exc_info():

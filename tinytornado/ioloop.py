@@ -40,7 +40,8 @@ import socket
 import sys
 import threading
 
-from tinytornado._compat import get_ident, monotonic, selectors
+from tinytornado._compat import get_ident, monotonic
+from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
 from tinytornado.concurrent import (
     Future, TimeoutError, future_add_done_callback, is_future,
@@ -100,9 +101,9 @@ class IOLoop(object):
         time_func: the loop's clock, a callable returning seconds (default: monotonic).
     """
     NONE = 0
-    READ = 0x001
-    WRITE = 0x004
-    ERROR = 0x018
+    READ = READ
+    WRITE = WRITE
+    ERROR = ERROR
 
     _current = threading.local()
 
@@ -113,7 +114,7 @@ class IOLoop(object):
         self._timers = TimerQueue()
         self._cancelled_timers = 0
         self._timer_seq = itertools.count()
-        self._selector = selectors.DefaultSelector()
+        self._poller = make_poller()
         self._handlers = {}
         self._running = False
         self._stopped = False
@@ -250,7 +251,7 @@ class IOLoop(object):
             for fileobj, _ in list(self._handlers.values()):
                 _close_quietly(fileobj)
         self._handlers.clear()
-        self._selector.close()
+        self._poller.close()
         self._waker.close()
         self._callbacks.clear()
         self._timers = TimerQueue()
@@ -315,18 +316,18 @@ class IOLoop(object):
     def add_handler(self, fd, handler, events):
         """Call `handler(fd, events)` when `fd` (an int or an object with fileno()) is ready."""
         fileno = _fileno(fd)
-        self._selector.register(fileno, _selector_events(events))
+        self._poller.register(fileno, events | ERROR)
         self._handlers[fileno] = (fd, handler)
 
     def update_handler(self, fd, events):
-        self._selector.modify(_fileno(fd), _selector_events(events))
+        self._poller.modify(_fileno(fd), events | ERROR)
 
     def remove_handler(self, fd):
         """Stop watching `fd`; harmless if it is not watched."""
         fileno = _fileno(fd)
         if self._handlers.pop(fileno, None) is not None:
             try:
-                self._selector.unregister(fileno)
+                self._poller.unregister(fileno)
             except (KeyError, ValueError, OSError, IOError):
                 pass  # Closed already: the selector forgot it, or never can ask again.
 
@@ -362,11 +363,11 @@ class IOLoop(object):
         else:
             timeout = self._time_to_next_timer()
         if self._advance_clock is not None and timeout:
-            ready = self._selector.select(0)
+            ready = self._poller.poll(0)
             if not ready:
                 self._advance_clock(timeout)
             return ready
-        return self._selector.select(timeout)
+        return self._poller.poll(timeout)
 
     def _time_to_next_timer(self):
         timers = self._timers
@@ -381,16 +382,10 @@ class IOLoop(object):
 
     def _run_handlers(self, ready):
         handlers = self._handlers
-        for key, mask in ready:
-            entry = handlers.get(key.fd)
-            if entry is None:
-                continue  # Removed by an earlier callback in this pass.
-            events = 0
-            if mask & selectors.EVENT_READ:
-                events |= self.READ
-            if mask & selectors.EVENT_WRITE:
-                events |= self.WRITE
-            self._run_callback(entry[1], (entry[0], events))
+        for fd, events in ready:
+            entry = handlers.get(fd)
+            if entry is not None:  # None: removed by an earlier callback in this pass.
+                self._run_callback(entry[1], (entry[0], events))
 
     def _run_due_timers(self):
         for _, _, timeout in self._timers.pop_due(self.time()):
@@ -478,18 +473,6 @@ class PeriodicCallback(object):
             missed = math.floor((now - self._next_deadline) / period)
             self._next_deadline += (missed + 1) * period
         self._timeout = self.io_loop.call_at(self._next_deadline, self._run)
-
-
-def _selector_events(events):
-    mask = 0
-    if events & IOLoop.READ:
-        mask |= selectors.EVENT_READ
-    if events & IOLoop.WRITE:
-        mask |= selectors.EVENT_WRITE
-    if not mask:
-        # selectors cannot watch for errors alone; errors are reported as readability.
-        mask = selectors.EVENT_READ
-    return mask
 
 
 def _fileno(fd):

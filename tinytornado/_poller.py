@@ -1,0 +1,71 @@
+"""Readiness polling for the IOLoop: epoll where the OS has it, else the best selector.
+
+Both pollers speak the loop's own event bits (READ=0x001, WRITE=0x004, ERROR=0x018, as
+Tornado). They are epoll's own bits, so on Linux events pass through untranslated and a
+poll is one C call; elsewhere `selectors` is adapted (it reports errors as readability).
+"""
+from __future__ import absolute_import, division, print_function
+
+import select
+
+from tinytornado._compat import selectors
+
+__all__ = ['READ', 'WRITE', 'ERROR', 'make_poller']
+
+READ = 0x001
+WRITE = 0x004
+ERROR = 0x018
+
+
+class _EpollPoller(object):
+    """select.epoll, with None as "wait for ever" on 2.7 too."""
+
+    def __init__(self):
+        self._epoll = select.epoll()
+        self.register = self._epoll.register
+        self.modify = self._epoll.modify
+        self.unregister = self._epoll.unregister
+        self.close = self._epoll.close
+
+    def poll(self, timeout):
+        return self._epoll.poll(-1 if timeout is None else timeout)
+
+
+class _SelectorPoller(object):
+    """A `selectors` selector that takes and reports the loop's event bits."""
+
+    def __init__(self):
+        self._selector = selectors.DefaultSelector()
+        self.unregister = self._selector.unregister
+        self.close = self._selector.close
+
+    def register(self, fd, events):
+        self._selector.register(fd, _selector_mask(events))
+
+    def modify(self, fd, events):
+        self._selector.modify(fd, _selector_mask(events))
+
+    def poll(self, timeout):
+        ready = []
+        for key, mask in self._selector.select(timeout):
+            events = 0
+            if mask & selectors.EVENT_READ:
+                events |= READ
+            if mask & selectors.EVENT_WRITE:
+                events |= WRITE
+            ready.append((key.fd, events))
+        return ready
+
+
+def _selector_mask(events):
+    mask = 0
+    if events & WRITE:
+        mask |= selectors.EVENT_WRITE
+    if events & READ or not mask:
+        # selectors cannot watch for errors alone: they show up as readability.
+        mask |= selectors.EVENT_READ
+    return mask
+
+
+def make_poller():
+    return _EpollPoller() if hasattr(select, 'epoll') else _SelectorPoller()
