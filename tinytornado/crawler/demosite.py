@@ -1,8 +1,10 @@
 """A seeded, generated website: what ``--demo`` crawls, the tests assert and the benchmarks serve.
 
-``Site(seed, pages, ...)`` builds a link graph once; page bodies are rendered on demand from
-their own seed, so the same arguments give byte-identical resources on every run and on 2.7
-and 3.x (only ``Random.random()`` is used: ``choice`` and ``randrange`` differ between them).
+``Site(seed, pages, ...)`` builds a link graph once; `demopages` renders each body on demand
+from its own seed, so the same arguments give byte-identical resources on every run and on
+2.7 and 3.x (only ``Random.random()`` is used: ``choice`` and ``randrange`` differ between
+them). ``site.resource(target)`` is what a server sends for a request target: a
+``Resource(status, headers, body, delay_seconds)`` with headers as (name, value) str pairs.
 
 The site has, besides its HTML pages: links to other hosts (``*.invalid``), non-HTML files
 (.pdf, .png, and a text/plain file), redirects (301/302/303/307/308, a chain, a cycle, two
@@ -37,8 +39,11 @@ import random
 import six
 from six.moves.urllib.parse import unquote
 
+from .demopages import (
+    CHARSET_CASES, NAVIGATION_LINKS, charset_case, file_body, page_body, pick,
+)
 from .robots import RobotsRules
-from .urls import normalize_url, url_hash
+from .urls import normalize_url
 
 __all__ = ['Site', 'Resource', 'PAGE', 'FILE', 'REDIRECT', 'MISSING', 'ERROR', 'TRAP']
 
@@ -53,33 +58,14 @@ ROBOTS_TXT = ('User-agent: *\n'
               'Allow: /private/open/\n')
 _SECTIONS = 5
 _QUERY_LINK_FRACTION = 0.01
-_NAV_PAGES = 4
-_LINKS_PER_PARAGRAPH = 3
 _OFFSITE_HOSTS = ('offsite-0.invalid', 'offsite-1.invalid', 'www.offsite-2.invalid')
-_NON_HTTP_HREFS = ('mailto:webmaster@example.invalid', 'javascript:void(0)',
-                   'tel:+15555550100', 'ftp://offsite-0.invalid/pub/', 'data:text/html,hi')
-_WORDS = ('lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor '
-          'incididunt ut labore et dolore magna aliqua enim ad minim veniam quis nostrud '
-          'exercitation ullamco laboris nisi aliquip ex ea commodo consequat').split()
 
 # A node of the site graph. `links` are (href as written, target, tag): target is a site
-# path (with a query if the link has one), an absolute URL on another host, or None.
+# path (with a query if the link has one) or an absolute URL on another host.
 _Node = collections.namedtuple('_Node', [
     'kind', 'status', 'content_type', 'location', 'delay_seconds', 'charset_case', 'links',
     'base_href'])
 
-# The charset cases: (name, Content-Type, how the page declares it, codec the bytes are
-# written in, codec a correct reader reports).
-_CHARSET_CASES = (
-    ('latin1-header', 'text/html; charset=ISO-8859-1', None, 'latin-1', 'iso8859-1'),
-    ('cp1252-meta', 'text/html',
-     '<meta http-equiv="Content-Type" content="text/html; charset=windows-1252">',
-     'cp1252', 'cp1252'),
-    ('utf8-bom', 'text/html', None, 'utf-8-sig', 'utf-8'),
-    ('unknown-label', 'text/html; charset=x-no-such-charset', None, 'utf-8', 'utf-8'),
-    ('invalid-utf8', 'text/html; charset=utf-8', None, 'utf-8', 'utf-8'),
-    ('undeclared-latin1', 'text/html', None, 'latin-1', 'cp1252'),
-)
 # A page whose path is not ASCII, linked only from the latin1-header page: reading that page
 # with the wrong charset gives a different URL.
 _NON_ASCII_HREF = u'/s0/caf\u00e9.html'
@@ -204,9 +190,18 @@ class Site(object):
                             b'<html><body>Moved</body></html>\n', 0.0)
         if node.status == 404:
             return _missing_resource()
-        body = _render_body(self, path, node)
-        return Resource(node.status, [('Content-Type', node.content_type)], body,
-                        node.delay_seconds)
+        return Resource(node.status, [('Content-Type', node.content_type)],
+                        self._body(path, node), node.delay_seconds)
+
+    def _body(self, path, node):
+        if node.status >= 500:
+            return b'<html><body><h1>Internal Server Error</h1></body></html>\n'
+        if path == '/robots.txt':
+            return ROBOTS_TXT.encode('ascii')
+        if node.kind == FILE:
+            return file_body(self, path)
+        return page_body(self, path, [(href, tag) for href, _, tag in node.links],
+                         node.base_href, node.charset_case)
 
 
 def _missing_resource():
@@ -238,10 +233,8 @@ def _out_links(node, frames):
 
 
 def _expected_encoding(node):
-    for name, _, _, _, expected in _CHARSET_CASES:
-        if name == node.charset_case:
-            return expected
-    return 'utf-8'
+    case = charset_case(node.charset_case)
+    return case.expected_encoding if case else 'utf-8'
 
 
 def _write_file(directory, path, body):
@@ -254,11 +247,6 @@ def _write_file(directory, path, body):
 
 
 # -- building the graph ---------------------------------------------------------------------
-
-def _pick(rng, items):
-    """rng.choice(items), the same on 2.7 and 3.x."""
-    return items[int(rng.random() * len(items))]
-
 
 def _page_path(number):
     return '/' if number == 0 else '/s%d/p%d.html' % (number % _SECTIONS, number)
@@ -274,7 +262,7 @@ def _build_graph(site):
     rng = random.Random(site.seed)
     nodes = {}
     pools = _add_targets(site, nodes)
-    slow = set(_pick(rng, range(1, site.pages)) for _ in range(_count(
+    slow = set(pick(rng, range(1, site.pages)) for _ in range(_count(
         site.slow_fraction, site.pages, minimum=1 if site.slow_fraction > 0 else 0)))
     charset_pages = _charset_pages(site)
     required = _required_links(site, pools)
@@ -370,16 +358,14 @@ def _charset_pages(site):
     """{page number: charset case name}, spread over the site, never the home page."""
     if not site.charset_cases:
         return {}
-    step = max(1, (site.pages - 1) // len(_CHARSET_CASES))
-    return dict((1 + (index * step) % (site.pages - 1), case[0])
-                for index, case in enumerate(_CHARSET_CASES))
+    step = max(1, (site.pages - 1) // len(CHARSET_CASES))
+    return dict((1 + (index * step) % (site.pages - 1), case.name)
+                for index, case in enumerate(CHARSET_CASES))
 
 
-def _charset_content_type(case):
-    for name, content_type, _, _, _ in _CHARSET_CASES:
-        if name == case:
-            return content_type
-    return HTML_TYPE
+def _charset_content_type(name):
+    case = charset_case(name)
+    return case.content_type if case else HTML_TYPE
 
 
 def _required_links(site, pools):
@@ -400,11 +386,12 @@ def _base_href(site, number):
 
 def _page_links(site, rng, number, pools, required, case, base):
     """The (href, target, tag) links of page `number`, in document order."""
-    targets = [_page_path(n) for n in range(_NAV_PAGES + 1) if n < site.pages]
+    # The navigation: the home page and the next few.
+    targets = [_page_path(n) for n in range(NAVIGATION_LINKS) if n < site.pages]
     if number + 1 < site.pages:
         targets.append(_page_path(number + 1))  # every page is reachable from the root
     targets.extend(required)
-    while len(targets) < site.links_per_page + _NAV_PAGES + 1:
+    while len(targets) < site.links_per_page + NAVIGATION_LINKS:
         targets.append(_random_target(site, rng, pools))
     page_dir = posixpath.dirname(_page_path(number)) + '/'
     links = [_spell_link(site, rng, target, base or page_dir) for target in targets]
@@ -420,7 +407,7 @@ def _random_target(site, rng, pools):
     draw = rng.random()
     for kind, fraction in site.fractions.items():
         if draw < fraction and pools[kind]:
-            return _pick(rng, pools[kind])
+            return pick(rng, pools[kind])
         draw -= fraction
     return _page_path(int(rng.random() * site.pages))
 
@@ -435,9 +422,12 @@ def _spell_link(site, rng, target, base_dir):
     if rng.random() < _QUERY_LINK_FRACTION and target.endswith('.html'):
         # Each of these makes a new URL for the same page: keep them few.
         return target + '?a=1&amp;b=2', target + '?a=1&b=2', 'a'
-    spelling = _pick(rng, _SPELLING_NAMES)
+    spelling = pick(rng, _SPELLING_NAMES)
     if spelling == 'absolute' and site.origin:
-        return site.origin.replace('http', 'HTTP', rng.random() < 0.5) + target, target, 'a'
+        origin = site.origin
+        if rng.random() < 0.5:
+            origin = 'HTTP' + origin[len('http'):]
+        return origin + target, target, 'a'
     return _SPELLINGS[spelling](target, base_dir), target, 'area' if spelling == 'area' else 'a'
 
 
@@ -459,159 +449,3 @@ _SPELLINGS = collections.OrderedDict([
     ('area', lambda target, base: target),
 ])
 _SPELLING_NAMES = list(_SPELLINGS)
-
-
-# -- rendering ------------------------------------------------------------------------------
-
-_PAGE_HEAD = u'''<!DOCTYPE html>
-<html lang="en">
-<head>
-%(meta)s
-<title>%(title)s</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-%(extra_head)s</head>
-<body class="page">
-<header class="site-header"><div class="logo">Demo site</div>
-<nav class="nav"><ul>
-'''
-_VARIETY_HEAD = u'''<link rel="stylesheet" href="/static/site.css">
-<style>
-/* <a href="/trap/style.html"> */
-body { font-family: sans-serif; margin: 0 auto; max-width: 50em; }
-.nav a { padding: 0 1em; }
-</style>
-<script>
-var template = '<a href="/trap/script.html">' + (1 < 2 && 3 > 2);
-</script>
-'''
-_VARIETY_FOOTER = u'''<!-- <a href="/trap/comment.html">old navigation</a> -->
-<p class="contact"><a href="%s">mail</a> <a href="%s">menu</a> <a href="%s">call</a>
-<a href="%s">archive</a> <a href="%s">inline</a> <a name="bottom">anchor</a></p>
-''' % _NON_HTTP_HREFS
-_CHARSET_TEXT = {
-    'latin1-header': u'Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e',
-    'cp1252-meta': u'\u201cQuoted\u201d prices in \u20ac',
-    'utf8-bom': u'Na\u00efve \u2713 text',
-    'unknown-label': u'\u00dcber gr\u00fc\u00dfe',
-    'invalid-utf8': u'broken @@INVALID@@ bytes',
-    'undeclared-latin1': u'Se\u00f1or ni\u00f1o',
-}
-
-
-def _render_body(site, path, node):
-    if node.status >= 500:
-        return b'<html><body><h1>Internal Server Error</h1></body></html>\n'
-    if path == '/robots.txt':
-        return ROBOTS_TXT.encode('ascii')
-    if node.kind == FILE:
-        return _file_body(site, path)
-    return _page_body(site, path, node)
-
-
-def _path_rng(site, path):
-    """A Random for one path, independent of the order resources are rendered in."""
-    return random.Random(url_hash(six.ensure_str(path, 'utf-8')) ^ site.seed)
-
-
-def _sentence(rng, words=12):
-    return u' '.join(_pick(rng, _WORDS) for _ in range(words))
-
-
-def _file_body(site, path):
-    rng = _path_rng(site, path)
-    noise = bytearray(int(rng.random() * 256) for _ in range(512 + int(rng.random() * 2048)))
-    trap = b''
-    if site.variety:
-        trap = b'\n(<a href="/trap/pdf.html">)\n'
-    if path.endswith('.pdf'):
-        return b'%PDF-1.4\n' + bytes(noise) + trap + b'\n%%EOF\n'
-    if path.endswith('.png'):
-        return b'\x89PNG\r\n\x1a\n' + bytes(noise)
-    return (u'Notes. A text file is not HTML: <a href="/trap/text.html">not a link</a>\n'
-            ).encode('ascii')
-
-
-def _page_body(site, path, node):
-    rng = _path_rng(site, path)
-    case = node.charset_case
-    head = _PAGE_HEAD % {
-        'meta': _charset_meta(case), 'title': u'Page %s' % path,
-        'extra_head': ((u'<base href="%s">\n' % node.base_href if node.base_href else u'') +
-                       (_VARIETY_HEAD if site.variety else u''))}
-    nav = node.links[:_NAV_PAGES + 1]
-    body = node.links[_NAV_PAGES + 1:]
-    parts = [head]
-    parts.extend(u'<li class="nav-item">%s</li>\n' % _anchor(site, rng, link) for link in nav)
-    parts.append(u'</ul></nav></header>\n<main id="content">\n<article>\n<h1>%s</h1>\n'
-                 % _sentence(rng, 4))
-    if case:
-        parts.append(u'<p class="charset">%s</p>\n' % _CHARSET_TEXT[case])
-    for start in range(0, len(body), _LINKS_PER_PARAGRAPH):
-        parts.append(_link_paragraph(site, rng, body[start:start + _LINKS_PER_PARAGRAPH]))
-    footer = [u'</article>\n</main>\n<footer>\n',
-              _VARIETY_FOOTER if site.variety else u'',
-              u'<p>&copy; Demo &mdash; page %s</p>\n</footer>\n</body>\n</html>\n' % path]
-    _pad(rng, parts, site.page_size, len(u''.join(footer)))
-    text = u''.join(parts + footer)
-    return _encode(text, case)
-
-
-def _charset_meta(case):
-    for name, _, declaration, _, _ in _CHARSET_CASES:
-        if name == case:
-            return declaration or u''
-    return u'<meta charset="utf-8">'
-
-
-def _encode(text, case):
-    for name, _, _, codec, _ in _CHARSET_CASES:
-        if name == case:
-            return text.encode(codec).replace(b'@@INVALID@@', b'\xff\xfe\xc3')
-    return text.encode('utf-8')
-
-
-def _link_paragraph(site, rng, links):
-    """A paragraph of text around `links`, or the iframe or image map a link stands in."""
-    pieces = [u'<p>%s' % _sentence(rng, 8)]
-    for link in links:
-        href, _, tag = link
-        if tag == 'iframe':
-            pieces.append(u'</p>\n<div class="embed"><iframe src="%s" title="embedded">'
-                          u'</iframe></div>\n<p>' % href)
-        elif tag == 'area':
-            pieces.append(u'<map name="m%d"><area shape="rect" coords="0,0,10,10" %s alt="area">'
-                          u'</map>' % (int(rng.random() * 1000), _attribute(site, rng, 'href', href)))
-        else:
-            pieces.append(u'%s %s,' % (_anchor(site, rng, link), _sentence(rng, 4)))
-    pieces.append(u'<em>%s</em>.</p>\n' % _sentence(rng, 2))
-    if rng.random() < 0.5:
-        pieces.append(u'<div class="block"><span class="meta">%s</span><img src="/img/icon.png" '
-                      u'alt="" width="10" height="10"></div>\n' % _sentence(rng, 4))
-    return u' '.join(pieces)
-
-
-def _anchor(site, rng, link):
-    return u'<a class="link" %s>%s</a>' % (_attribute(site, rng, 'href', link[0]),
-                                          _sentence(rng, 2))
-
-
-def _attribute(site, rng, name, value):
-    """name="value", or with single quotes or none, as a page author might write it."""
-    draw = rng.random() if site.variety else 0.0
-    if draw > 0.8 and not any(char in value for char in u' \t\n"\'=<>`'):
-        return u'%s=%s' % (name, value)
-    if draw > 0.6 and u"'" not in value:
-        return u"%s='%s'" % (name, value)
-    return u'%s="%s"' % (name, value)
-
-
-def _pad(rng, parts, page_size, tail_length):
-    """Insert paragraphs of text until the page reaches a size drawn from `page_size`."""
-    low, high = page_size
-    target = low + int(rng.random() * (high - low))
-    length = sum(len(part) for part in parts) + tail_length
-    while length < target:
-        paragraph = u'<p>%s. <strong>%s</strong> %s.</p>\n' % (
-            _sentence(rng, 14), _sentence(rng, 3), _sentence(rng, 10))
-        parts.insert(1 + int(rng.random() * (len(parts) - 1)), paragraph)
-        length += len(paragraph)
