@@ -22,15 +22,16 @@ _MEMORYVIEW_MIN = 4096
 
 class ByteBuffer(object):
     """A FIFO of bytes: `append` or `room` + `commit` at the back, `consume` at the front."""
-    __slots__ = ('_data', '_start', '_end', 'bytes_moved')
+    __slots__ = ('_data', '_start', '_end', 'size', 'bytes_moved')
 
     def __init__(self):
         self._data = bytearray()
         self._start = self._end = 0
+        self.size = 0  # an attribute, not just __len__: the stream reads it on every call
         self.bytes_moved = 0
 
     def __len__(self):
-        return self._end - self._start
+        return self.size
 
     def room(self, size):
         """A writable memoryview of at least `size` free bytes after the end; `commit` what
@@ -42,6 +43,7 @@ class ByteBuffer(object):
     def commit(self, size):
         """Take `size` bytes written at the start of the last `room` as part of the buffer."""
         self._end += size
+        self.size += size
 
     def append(self, data):
         """Copy `data` (bytes, bytearray or memoryview) to the end."""
@@ -50,6 +52,7 @@ class ByteBuffer(object):
             self._make_room(size)
         self._data[self._end:self._end + size] = data
         self._end += size
+        self.size += size
         self.bytes_moved += size
 
     def view(self):
@@ -59,7 +62,8 @@ class ByteBuffer(object):
     def skip(self, size):
         """Drop `size` bytes from the front (they were sent from a `view`)."""
         self._start += size
-        if self._start == self._end:
+        self.size -= size
+        if not self.size:
             self._start = self._end = 0
 
     def consume(self, size):
@@ -77,7 +81,7 @@ class ByteBuffer(object):
     def copy_to(self, view):
         """Move up to len(view) bytes from the front into the writable `view`; returns the
         count."""
-        size = min(len(view), self._end - self._start)
+        size = min(len(view), self.size)
         view[:size] = memoryview(self._data)[self._start:self._start + size]
         self.bytes_moved += size
         self.skip(size)
@@ -85,18 +89,18 @@ class ByteBuffer(object):
 
     def find(self, needle, start=0):
         """Index of `needle` counted from the front, searching from `start`; -1 if absent."""
-        self.bytes_moved += self._end - self._start - start
+        self.bytes_moved += self.size - start
         index = self._data.find(needle, self._start + start, self._end)
         return index - self._start if index >= 0 else -1
 
     def search(self, regex):
         """Index just past the first match of compiled bytes `regex`; -1 if none."""
-        self.bytes_moved += self._end - self._start
+        self.bytes_moved += self.size
         match = regex.search(self._data, self._start, self._end)
         return match.end() - self._start if match else -1
 
     def _make_room(self, size):
-        live = self._end - self._start
+        live = self.size
         capacity = len(self._data)
         # Compacting in place pays off only if it frees at least half: then the bytes it
         # copies are fewer than those that fill the freed room, so copying stays linear.
@@ -112,6 +116,6 @@ class ByteBuffer(object):
     def release(self, keep):
         """Free the storage if the buffer is empty and holds more than `keep` bytes of room,
         so one large transfer does not pin its memory for the stream's life."""
-        if self._start == self._end and len(self._data) > keep:
+        if not self.size and len(self._data) > keep:
             self._data = bytearray()
             self._start = self._end = 0

@@ -27,12 +27,13 @@ from __future__ import absolute_import, division, print_function
 import collections
 import errno
 import functools
-import numbers
 import os
 import re
 import socket
 import ssl
 import sys
+
+import six
 
 from tinytornado._bytebuffer import ByteBuffer
 from tinytornado._compat import close_socket
@@ -136,7 +137,7 @@ class IOStream(object):
     def read_bytes(self, num_bytes, partial=False):
         """A Future of the next `num_bytes` bytes. With `partial`, of what is there (at
         least one byte, at most `num_bytes`) as soon as anything is."""
-        if not isinstance(num_bytes, numbers.Integral) or num_bytes < 0:
+        if not isinstance(num_bytes, six.integer_types) or num_bytes < 0:
             raise ValueError('num_bytes must be a non-negative integer: %r' % (num_bytes,))
         return self._start_read(_ReadBytes(num_bytes, partial))
 
@@ -216,7 +217,7 @@ class IOStream(object):
         while self._read_once():
             if self._pending_read is not None and self._satisfy_from_buffer():
                 return
-            if len(self._read_buffer) > self.max_buffer_size:
+            if self._read_buffer.size > self.max_buffer_size:
                 self._close_buffer_full()
                 return
             if self._pending_read is None or self._socket_drained:
@@ -225,7 +226,9 @@ class IOStream(object):
     def _read_once(self):
         """One recv; True if it brought bytes. Closes the stream at EOF or on an error."""
         read = self._pending_read
-        direct = None if read is None else read.direct_view(self._read_buffer)
+        direct = None
+        if read is not None and read.reads_directly:
+            direct = read.direct_view(self._read_buffer)
         view = direct if direct is not None else self._read_buffer.room(self._recv_size)
         try:
             size = self._recv_into(view)
@@ -290,10 +293,11 @@ class IOStream(object):
     # -- writing -----------------------------------------------------------------------
 
     def write(self, data):
-        """Queue `data` for sending; a Future resolved once all of it has been sent.
+        """Send `data`; a Future resolved once all of it has been sent.
 
-        Writes go out in order and need not wait for each other. A Future that fails
-        because the stream closed is not logged if nobody waits for it.
+        What the socket takes at once is sent at once, and then the Future is resolved
+        already. Writes go out in order and need not wait for each other. A Future that
+        fails because the stream closed is not logged if nobody waits for it.
 
         Raises:
             StreamClosedError: the stream is closed.
@@ -302,38 +306,63 @@ class IOStream(object):
         if self._state is CLOSED:
             raise self._closed_error()
         if data:
-            if (self.max_write_buffer_size is not None and
-                    len(self._write_buffer) + len(data) > self.max_write_buffer_size):
-                raise StreamBufferFullError('Reached maximum write buffer size')
-            self._write_buffer.append(data)
-            self._bytes_written += len(data)
+            self._send_or_queue(data)
         future = Future()
-        self._write_futures.append((self._bytes_written, future))
-        if self._state is OPEN:
-            self._handle_write()
+        if self._bytes_sent == self._bytes_written:
+            future.set_result(None)
+        elif self._state is CLOSED:  # sending failed
+            future.set_exception(self._closed_error())
+            future.exception()
+        else:
+            self._write_futures.append((self._bytes_written, future))
         return future
 
     def writing(self):
         """True while written bytes wait to be sent."""
-        return bool(len(self._write_buffer))
+        return self._bytes_written != self._bytes_sent
+
+    def _send_or_queue(self, data):
+        unsent = self._bytes_written - self._bytes_sent
+        if (self.max_write_buffer_size is not None and
+                unsent + len(data) > self.max_write_buffer_size):
+            raise StreamBufferFullError('Reached maximum write buffer size')
+        self._bytes_written += len(data)
+        if unsent or self._state is not OPEN:
+            self._write_buffer.append(data)  # behind what waits already
+            return
+        # Nothing waits: send from `data` itself, and copy only what the kernel refused.
+        sent = self._send_or_close(data)
+        if sent is None:
+            return
+        self._bytes_sent += sent
+        if sent < len(data):
+            self._write_buffer.append(memoryview(data)[sent:])
+            self._update_interest()
 
     def _handle_write(self):
         buffer = self._write_buffer
-        while len(buffer):
-            try:
-                sent = self._send(buffer.view())
-            except (socket.error, IOError, OSError) as e:
-                self._close_on_error('Write', e)
-                return
+        while self._bytes_sent < self._bytes_written:
+            sent = self._send_or_close(buffer.view())
             if not sent:
+                if sent is None:
+                    return  # closed
                 break  # the kernel's buffer is full: wait for WRITE
             buffer.skip(sent)
             self._bytes_sent += sent
         futures = self._write_futures
         while futures and futures[0][0] <= self._bytes_sent:
             future_set_result_unless_cancelled(futures.popleft()[1], None)
-        if len(buffer) or self._interest & _WRITE:
+        if self._bytes_sent < self._bytes_written or self._interest & _WRITE:
             self._update_interest()
+
+    def _send_or_close(self, data):
+        """Bytes of `data` the socket took (0: none for now), or None if sending failed
+        and closed the stream."""
+        try:
+            return self._send(data)
+        except (socket.error, IOError, OSError) as e:
+            self._close_on_error('Write', e)
+            return None
 
     def _send(self, view):
         """Bytes sent from `view`; 0 if the socket cannot take any now."""
@@ -383,7 +412,7 @@ class IOStream(object):
             future_set_result_unless_cancelled(future, self)
 
     def _start_pending_io(self):
-        if len(self._write_buffer):
+        if self.writing():
             self._handle_write()
         if self._pending_read is not None and self._state is OPEN:
             self._read_from_socket()
@@ -404,7 +433,7 @@ class IOStream(object):
     def _wanted_events(self):
         if self._state is CONNECTING:
             return _WRITE
-        return _READ | _WRITE if len(self._write_buffer) else _READ
+        return _READ | _WRITE if self._bytes_written != self._bytes_sent else _READ
 
     def _update_interest(self):
         """Tell the loop what the stream waits for now; registers it on first need."""
@@ -521,7 +550,7 @@ class IOStream(object):
             server_hostname: the name to send (SNI) and check the certificate against.
         """
         if (self._state is not OPEN or self._pending_read is not None or
-                len(self._read_buffer) or len(self._write_buffer) or self._write_futures):
+                self._read_buffer.size or self.writing()):
             raise ValueError('start_tls needs an open stream with nothing pending: %r' % self)
         close_callback, self._close_callback = self._close_callback, None
         sock = self._detach()
@@ -676,6 +705,7 @@ class SSLIOStream(IOStream):
 class _PendingRead(object):
     """One read waiting for the buffer to hold what it asks for."""
     __slots__ = ('future',)
+    reads_directly = False  # whether direct_view may give somewhere else to read into
 
     def find(self, buffer):
         """How many bytes to take from the front of `buffer`, or None if not there yet."""
@@ -704,7 +734,7 @@ class _ReadBytes(_PendingRead):
         self.partial = partial
 
     def find(self, buffer):
-        available = len(buffer)
+        available = buffer.size
         if available >= self.num_bytes:
             return self.num_bytes
         if self.partial and available:
@@ -725,8 +755,8 @@ class _ReadUntil(_PendingRead):
         if index < 0:
             # The next search starts where a delimiter split across arrivals may begin,
             # so bytes trickling in are scanned about once each.
-            self.scanned = max(0, len(buffer) - len(self.delimiter) + 1)
-            _check_max_bytes(self.max_bytes, len(buffer), self.delimiter)
+            self.scanned = max(0, buffer.size - len(self.delimiter) + 1)
+            _check_max_bytes(self.max_bytes, buffer.size, self.delimiter)
             return None
         size = index + len(self.delimiter)
         _check_max_bytes(self.max_bytes, size, self.delimiter)
@@ -743,7 +773,7 @@ class _ReadUntilRegex(_PendingRead):
     def find(self, buffer):
         end = buffer.search(self.regex)
         if end < 0:
-            _check_max_bytes(self.max_bytes, len(buffer), self.regex.pattern)
+            _check_max_bytes(self.max_bytes, buffer.size, self.regex.pattern)
             return None
         _check_max_bytes(self.max_bytes, end, self.regex.pattern)
         return end
@@ -756,11 +786,12 @@ class _ReadUntilClose(_PendingRead):
         return None
 
     def at_close(self, buffer):
-        return len(buffer)
+        return buffer.size
 
 
 class _ReadInto(_PendingRead):
     __slots__ = ('view', 'partial', 'filled')
+    reads_directly = True
 
     def __init__(self, view, partial):
         self.view = view
@@ -770,7 +801,7 @@ class _ReadInto(_PendingRead):
     def find(self, buffer):
         # Moves what the buffer has into the caller's at once; then the buffer is empty
         # and the socket reads straight into the rest (direct_view).
-        if len(buffer):
+        if buffer.size:
             self.filled += buffer.copy_to(self.view[self.filled:])
         if self.filled == len(self.view) or (self.partial and self.filled):
             return 0
@@ -780,7 +811,7 @@ class _ReadInto(_PendingRead):
         return self.filled
 
     def direct_view(self, buffer):
-        return None if len(buffer) else self.view[self.filled:]
+        return None if buffer.size else self.view[self.filled:]
 
     def unread(self, buffer):
         # While this read is pending every byte goes to its view, so `buffer` is empty
