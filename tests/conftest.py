@@ -8,3 +8,8 @@ is harmless and lets the suite run from a checkout that was never installed.
 from __future__ import absolute_import, division, print_function
 
 pytest_plugins = ['pytester', 'tinytornado.pytest_plugin']
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'slow: a long test (thousands of connections); deselect with -m "not slow"')
