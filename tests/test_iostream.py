@@ -721,3 +721,107 @@ def test_start_tls_needs_an_idle_stream(io_loop, stream_pair):
         left.start_tls(False, server_hostname='localhost')
     assert not left.closed()
 
+
+
+def test_ssl_iostream_connect_queues_writes_until_the_handshake(io_loop):
+    from tinytornado.tcpserver import TCPServer
+    files = tls_files()
+
+    class Upper(TCPServer):
+        @gen.coroutine
+        def handle_stream(self, stream, address):
+            line = yield stream.read_until(b'\n')
+            yield stream.write(line.upper())
+            stream.close()
+
+    server = Upper(ssl_options={'certfile': files.server_cert, 'keyfile': files.server_key})
+    listener = bind_sockets(0, '127.0.0.1')[0]
+    server.add_socket(listener)
+    stream = SSLIOStream(socket.socket(), ssl_options={'ca_certs': files.ca_cert})
+
+    @gen.coroutine
+    def main():
+        connecting = stream.connect(listener.getsockname(), server_hostname='localhost')
+        written = stream.write(b'queued before the handshake\n')
+        assert not written.done()
+        connected = yield connecting
+        assert connected is stream and stream.socket.version().startswith('TLS')
+        yield written
+        reply = yield stream.read_until_close()
+        raise gen.Return(reply)
+
+    assert run(io_loop, main) == b'QUEUED BEFORE THE HANDSHAKE\n'
+    server.stop()
+
+
+def test_peer_closing_during_the_handshake_fails_it(io_loop, stream_pair):
+    files = tls_files()
+    left, right = stream_pair
+
+    @gen.coroutine
+    def main():
+        handshake = right.start_tls(False, ssl_options={'ca_certs': files.ca_cert},
+                                    server_hostname='localhost')
+        left.close()
+        with pytest.raises((ssl.SSLError, StreamClosedError, socket.error)):
+            yield handshake
+
+    run(io_loop, main)
+
+
+# -- options and the selector ----------------------------------------------------------
+
+def test_set_nodelay_on_tcp_and_harmless_elsewhere(io_loop, stream_pair):
+    client, server = tcp_pair(io_loop)
+    stream = IOStream(client)
+    stream.set_nodelay(True)
+    assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    stream.set_nodelay(False)
+    assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+    stream_pair[0].set_nodelay(True)  # a Unix socket has no Nagle to turn off
+    stream.close()
+    server.close()
+
+
+def test_max_write_buffer_size(io_loop):
+    left, right = socket.socketpair()
+    writer = IOStream(left, max_write_buffer_size=1000)
+    writer.write(b'a' * 1000)
+    with pytest.raises(StreamBufferFullError):
+        writer.write(b'b' * 1001)
+    assert not writer.closed()
+    writer.close()
+    right.close()
+
+
+class CountingLoop(object):
+    """Counts a loop's add_handler/update_handler/remove_handler calls."""
+
+    def __init__(self, io_loop):
+        self.calls = []
+        for name in ('add_handler', 'update_handler', 'remove_handler'):
+            setattr(io_loop, name, self._counted(name, getattr(io_loop, name)))
+
+    def _counted(self, name, method):
+        def counted(*args):
+            self.calls.append(name)
+            return method(*args)
+        return counted
+
+
+def test_reads_and_writes_do_not_touch_the_selector(io_loop, stream_pair):
+    counting = CountingLoop(io_loop)
+    left, right = stream_pair
+
+    @gen.coroutine
+    def main():
+        for index in range(200):
+            message = b'message %d\n' % index
+            left.write(message)
+            echoed = yield right.read_until(b'\n')
+            yield right.write(echoed)
+            assert (yield left.read_bytes(len(message))) == message
+
+    run(io_loop, main)
+    # Each stream is registered once, when it first has to wait for data, and that is all.
+    assert counting.calls == ['add_handler', 'add_handler']
