@@ -13,8 +13,8 @@ import random
 
 from .urls import url_hash
 
-__all__ = ['CHARSET_CASES', 'NAVIGATION_LINKS', 'charset_case', 'page_body', 'file_body',
-           'pick']
+__all__ = ['CHARSET_CASES', 'CharsetCase', 'NAVIGATION_LINKS', 'charset_case', 'page_body',
+           'file_body', 'pick']
 
 NAVIGATION_LINKS = 5  # a page's first links form its navigation list
 _LINKS_PER_PARAGRAPH = 3

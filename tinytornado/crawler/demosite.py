@@ -45,7 +45,8 @@ from .demopages import (
 from .robots import RobotsRules
 from .urls import normalize_url
 
-__all__ = ['Site', 'Resource', 'PAGE', 'FILE', 'REDIRECT', 'MISSING', 'ERROR', 'TRAP']
+__all__ = ['Site', 'Resource', 'PAGE', 'FILE', 'REDIRECT', 'MISSING', 'ERROR', 'TRAP', 'HTML_TYPE',
+           'ROBOTS_TXT']
 
 Resource = collections.namedtuple('Resource', ['status', 'headers', 'body', 'delay_seconds'])
 
