@@ -3,7 +3,9 @@
 Python 3 only: ``async def`` cannot even be parsed by 2.7.
 """
 import asyncio
+import os
 import socket
+import sys
 import traceback
 
 import pytest
@@ -379,9 +381,27 @@ def test_pending_work_lists_timers_and_files_but_not_the_loops_own(asyncio_io_lo
 def test_closing_closes_the_asyncio_loop_it_made():
     io_loop = AsyncIOLoop(make_current=False)
     asyncio_loop = io_loop.asyncio_loop
-    io_loop.call_later(10, lambda: None)
+    handle = io_loop.call_later(10, lambda: None)
     io_loop.close()
+    io_loop.remove_timeout(handle)  # Harmless after close, as on the own loop.
     assert asyncio_loop.is_closed()
     io_loop.add_callback(lambda: None)  # Dropped, as on a closed IOLoop.
     with pytest.raises(RuntimeError):
         io_loop.start()
+
+
+def test_the_mix_asyncio_example(capsys):
+    examples = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            'examples')
+    sys.path.insert(0, examples)
+    try:
+        import mix_asyncio_py3
+    finally:
+        sys.path.remove(examples)
+    seen = run_asyncio(mix_asyncio_py3.main())
+    assert seen == ['a after 0.10s', 'b after 0.05s', 'asyncio.sleep, yielded']
+    output = capsys.readouterr().out
+    assert 'the asyncio consumer saw 3 items' in output
+    assert 'asyncio.wait_for timed out' in output
+    assert 'legacy_slow: cancelled by asyncio.wait_for, cleaning up' in output
+    assert IOLoop.current(instance=False) is None

@@ -145,8 +145,9 @@ class BaseAsyncIOLoop(IOLoop):
             self.remove_handler(fileno)
             if all_fds and fileno not in self._own_fds:
                 _close_quietly(fileobj)
-        for group in list(self._timer_groups.values()):
+        for group in self._timer_groups.values():
             group.handle.cancel()
+            group.handle = None  # A later remove_timeout has nothing to cancel.
         self._timer_groups.clear()
         IOLoop.close(self)
         if self._close_loop:
