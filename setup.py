@@ -31,6 +31,12 @@ setup(
         'h11>=0.11,<0.12; python_version < "3"',
         'h11>=0.13,<0.15; python_version >= "3" and python_version < "3.8"',
         'h11>=0.16; python_version >= "3.8"',
+        # The crawler: robots.txt rules (Scrapy's parser; 0.2 is the last for 2.7 and 3.6)
+        # and the Public Suffix List shipped offline, for lenient host matching.
+        'protego>=0.2.1,<0.3; python_version < "3.7"',
+        'protego>=0.2.1; python_version >= "3.7"',
+        'publicsuffixlist>=0.9,<1; python_version < "3"',
+        'publicsuffixlist>=0.9; python_version >= "3"',
     ],
     extras_require={
         'test': [
