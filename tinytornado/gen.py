@@ -85,7 +85,7 @@ def coroutine(func):
                 Runner(result, future, yielded)
                 return future
         except Return as e:
-            result = e.value
+            result = e.args[0] if e.args else None  # e.value, without a Python call.
         except StopIteration as e:
             result = value_from_stop_iteration(e)
         except Exception:
@@ -149,7 +149,8 @@ class Runner(object):
                     else:
                         yielded = throw_exc_info(self.gen, exc_info)
                 except Return as e:
-                    self._finish(future_set_result_unless_cancelled, e.value)
+                    self._finish(future_set_result_unless_cancelled,
+                                 e.args[0] if e.args else None)
                     return
                 except StopIteration as e:
                     self._finish(future_set_result_unless_cancelled,
