@@ -7,9 +7,32 @@ is harmless and lets the suite run from a checkout that was never installed.
 """
 from __future__ import absolute_import, division, print_function
 
+import logging
+
+import pytest
+
 pytest_plugins = ['pytester', 'tinytornado.pytest_plugin']
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'slow: a long test (thousands of connections); deselect with -m "not slow"')
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        logging.Handler.__init__(self)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@pytest.fixture
+def app_log_records():
+    """The records logged to app_log during the test (where callback errors go)."""
+    handler = _Records()
+    logger = logging.getLogger('tornado.application')
+    logger.addHandler(handler)
+    yield handler.records
+    logger.removeHandler(handler)

@@ -1,7 +1,6 @@
 from __future__ import absolute_import, division, print_function
 
 import gc
-import logging
 import traceback
 import weakref
 
@@ -27,24 +26,6 @@ def failed_future():
         import sys
         future.set_exc_info(sys.exc_info())
     return future
-
-
-class ListHandler(logging.Handler):
-    def __init__(self):
-        logging.Handler.__init__(self)
-        self.records = []
-
-    def emit(self, record):
-        self.records.append(record)
-
-
-@pytest.fixture
-def app_log_records():
-    handler = ListHandler()
-    logger = logging.getLogger('tornado.application')
-    logger.addHandler(handler)
-    yield handler.records
-    logger.removeHandler(handler)
 
 
 def test_result_and_callbacks_in_order():

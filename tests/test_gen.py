@@ -1,7 +1,6 @@
 from __future__ import absolute_import, division, print_function
 
 import datetime
-import logging
 import sys
 import textwrap
 import traceback
@@ -12,39 +11,17 @@ from tinytornado import gen
 from tinytornado._compat import futures
 from tinytornado.concurrent import CancelledError, Future, TimeoutError
 from tinytornado.ioloop import IOLoop
-from tinytornado.testing import VirtualClock
+
+
+# Short names: `vloop` runs on `clock`, a virtual one.
+@pytest.fixture
+def clock(virtual_clock):
+    return virtual_clock
 
 
 @pytest.fixture
-def clock():
-    return VirtualClock(start=0.0)
-
-
-@pytest.fixture
-def vloop(clock):
-    io_loop = IOLoop(make_current=False, time_func=clock)
-    io_loop.make_current()
-    yield io_loop
-    io_loop.close(all_fds=True)
-    IOLoop.clear_current()
-
-
-class Records(logging.Handler):
-    def __init__(self):
-        logging.Handler.__init__(self)
-        self.records = []
-
-    def emit(self, record):
-        self.records.append(record)
-
-
-@pytest.fixture
-def app_log_records():
-    handler = Records()
-    logger = logging.getLogger('tornado.application')
-    logger.addHandler(handler)
-    yield handler.records
-    logger.removeHandler(handler)
+def vloop(io_loop, virtual_clock):
+    return io_loop
 
 
 def test_plain_function_gives_a_done_future():

@@ -44,6 +44,10 @@ else:
 
 reraise = six.reraise
 
+# 2.7's epoll.poll() truncates its timeout to whole milliseconds, so a wait of 0.7 ms
+# returns at once and the loop spins until the deadline; 3.x rounds up.
+EPOLL_TRUNCATES_TIMEOUT = PY2
+
 
 def _uint64_typecode():
     # 'Q' exists from 3.3; on 2.7 'L' is 64 bits wide where a C long is (not on Windows).

@@ -6,9 +6,10 @@ poll is one C call; elsewhere `selectors` is adapted (it reports errors as reada
 """
 from __future__ import absolute_import, division, print_function
 
+import math
 import select
 
-from tinytornado._compat import selectors
+from tinytornado._compat import EPOLL_TRUNCATES_TIMEOUT, selectors
 
 __all__ = ['READ', 'WRITE', 'ERROR', 'make_poller']
 
@@ -28,7 +29,12 @@ class _EpollPoller(object):
         self.close = self._epoll.close
 
     def poll(self, timeout):
-        return self._epoll.poll(-1 if timeout is None else timeout)
+        if timeout is None:
+            timeout = -1
+        elif EPOLL_TRUNCATES_TIMEOUT and timeout > 0:
+            # Whole milliseconds, rounded up; the half keeps float error from truncating.
+            timeout = (math.ceil(timeout * 1000) + 0.5) / 1000.0
+        return self._epoll.poll(timeout)
 
 
 class _SelectorPoller(object):

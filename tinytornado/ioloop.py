@@ -200,7 +200,7 @@ class IOLoop(object):
         if self.is_running():
             raise RuntimeError('run_sync() cannot be called on a running IOLoop; '
                                'yield the coroutine from within the loop instead')
-        state = {'future': None, 'timed_out': False}
+        state = {'future': None, 'timed_out': False, 'returned': False}
 
         def run():
             try:
@@ -215,7 +215,13 @@ class IOLoop(object):
                     future = Future()
                     future.set_result(result)
             state['future'] = future
-            self.add_future(future, lambda f: self.stop())
+            self.add_future(future, on_done)
+
+        def on_done(future):
+            # After a timeout that left the coroutine running, its end must not stop a
+            # later run of the loop.
+            if not state['returned']:
+                self.stop()
 
         def on_timeout():
             state['timed_out'] = True
@@ -225,6 +231,7 @@ class IOLoop(object):
         self.add_callback(run)
         handle = None if timeout is None else self.call_later(timeout, on_timeout)
         self.start()
+        state['returned'] = True
         if handle is not None:
             self.remove_timeout(handle)
         future = state['future']
