@@ -4,8 +4,8 @@
 Each tinytornado program runs on tinytornado's own loop and on AsyncIOLoop; each asyncio
 program on a plain asyncio loop. A trace is a list of events; a *ticker*, a callback that
 re-adds itself, appends ``'pass N'`` once per loop pass, so a trace also shows in which
-pass each event happened. Where the traces differ, the difference is Tornado's behaviour,
-kept on purpose, and the test names it and asserts exactly that difference.
+pass each event happened. Where the traces differ (mostly Tornado's behaviour, kept on
+purpose), the test says why and asserts exactly that difference.
 """
 import asyncio
 import datetime
@@ -181,9 +181,10 @@ def test_coroutine_starts_at_once_where_a_task_starts_a_pass_later(io_loop):
         trace.append('parent resumes')
 
     # Tornado's difference: calling a coroutine runs it up to its first yield, in the
-    # caller's stack; an asyncio task takes its first step in the next pass.
+    # caller's stack; an asyncio task takes its first step in the next pass. And when it
+    # returns, its caller resumes at once, as after a plain await, not a pass later.
     assert tinytornado_trace(io_loop, tinytornado_program) == [
-        'child starts', 'called', 'pass 1', 'child resumes', 'pass 2', 'parent resumes']
+        'child starts', 'called', 'pass 1', 'child resumes', 'parent resumes']
     assert asyncio_trace(asyncio_program) == [
         'called', 'pass 1', 'child starts', 'pass 2', 'child resumes', 'pass 3',
         'parent resumes']
@@ -244,7 +245,7 @@ def levels_in_traceback(exc):
     return [name.split('_')[-1] for name in names if name.endswith(('inner', 'middle'))]
 
 
-def test_exception_crosses_three_levels_one_pass_per_level_like_tasks(io_loop):
+def test_exception_crosses_three_levels_in_one_pass_like_an_await_chain(io_loop):
     trace = tinytornado_trace(io_loop, tinytornado_three_levels)
     awaited = asyncio_trace(asyncio_three_levels(lambda coroutine: coroutine))
     in_tasks = asyncio_trace(asyncio_three_levels(asyncio.ensure_future))
@@ -252,12 +253,12 @@ def test_exception_crosses_three_levels_one_pass_per_level_like_tasks(io_loop):
               ['middle', 'inner']]
     assert without_passes(trace) == without_passes(awaited) == without_passes(in_tasks) \
         == events
-    # Tornado's difference: a finished coroutine resumes its caller from the loop, one
-    # pass per level, as asyncio does for a task awaiting a task; an await chain of plain
-    # coroutines unwinds within one pass.
-    assert [pass_of(trace, event) for event in events[:3]] == [1, 2, 3]
+    # A returning coroutine resumes its caller in the same pass, as an await chain of
+    # plain coroutines unwinds; a task awaiting a task takes a pass per level (and each
+    # task starts a pass late).
+    assert trace == awaited
+    assert [pass_of(trace, event) for event in events[:3]] == [1, 1, 1]
     assert [pass_of(in_tasks, event) for event in events[:3]] == [3, 4, 5]
-    assert [pass_of(awaited, event) for event in events[:3]] == [1, 1, 1]
 
 
 # -- cancellation ---------------------------------------------------------------------------
@@ -290,7 +291,7 @@ async def asyncio_wait(kind, child):
     elif kind == 'future':
         await asyncio.get_event_loop().create_future()
     elif kind == 'coroutine':
-        await asyncio.ensure_future(child())
+        await child()
     elif kind == 'queue get':
         await asyncio.Queue().get()
     elif kind == 'event wait':

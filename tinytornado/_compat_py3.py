@@ -8,7 +8,8 @@ An ``await future`` is driven by one of two things, and `future_await` serves bo
 
 - an asyncio Task (``async def`` code on an asyncio loop): it accepts only asyncio Futures,
   so the await goes through an asyncio Future on the running loop, resolved like the
-  tinytornado one; cancelling either cancels the other.
+  tinytornado one. Cancelling the Task cancels the tinytornado Future, and the await
+  ends once that has ended, as when a Task awaits a Task.
 - a tinytornado `gen.Runner`, which `tinytornado.platform.asyncio` lets drive native
   coroutines on tinytornado's own loop, where no asyncio loop runs: it waits for the
   tinytornado Future itself, then sends its result or throws its failure in.
@@ -43,11 +44,11 @@ def _await_in_task(future, asyncio_loop):
     try:
         return (yield from _asyncio_waiter(future, asyncio_loop))
     except cancelled_error:
-        if future.done():
+        # The Task was cancelled. As when a Task awaits a Task, cancel `future` and, if it
+        # accepts, end the await only once it has ended, so the coroutine behind it
+        # cleans up first. A Future that refuses is left alone: the Task goes on cancelled.
+        if future.done() or not future.cancel():
             raise
-        # The Task was cancelled: as when a Task awaits a Task, cancel `future` and let
-        # the await end only once it has, so the coroutine behind it cleans up first.
-        future.cancel()
         return (yield from _await_in_task(future, asyncio_loop))
 
 
