@@ -227,6 +227,7 @@ GZIP_BODY = b''.join(b'line %d of a compressible body\n' % i for i in range(2000
 
 class _Handler(BaseHTTPServer.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
+    disable_nagle_algorithm = True  # 2.7 writes the head line by line
 
     def log_message(self, *args):
         pass
@@ -546,6 +547,24 @@ def test_an_idle_connection_the_server_closed_is_not_used(client, servers):
     yield client.fetch(server.url())
     response = yield client.fetch(server.url(), method='POST', body=b'not retried')
     assert response.body == b'hello'
+    assert [request.connection for request in server.requests] == [0, 1]
+
+
+def test_stray_bytes_on_an_idle_connection_retire_it(client, servers):
+    sent = []
+
+    @gen.coroutine
+    def reply_then_stray_bytes(stream, request):
+        yield stream.write(response_bytes(b'first'))
+        yield gen.sleep(0.01)  # the client has gone on: the connection is idle
+        yield stream.write(b'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray')
+        sent.append(True)
+    server = servers([reply_then_stray_bytes, reply(response_bytes(b'second'))])
+    yield client.fetch(server.url())
+    yield wait_for(lambda: sent)
+    yield settle()
+    response = yield client.fetch(server.url())
+    assert response.body == b'second'
     assert [request.connection for request in server.requests] == [0, 1]
 
 

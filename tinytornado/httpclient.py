@@ -208,13 +208,25 @@ class HTTPRequest(object):
 
 
 class _RequestProxy(object):
-    """A request whose None attributes read as the client's defaults."""
+    """A request whose None attributes read as the client's defaults.
+
+    The values are copied when the proxy is made (a fetch reads them some twenty times:
+    plain attributes are much cheaper than a __getattr__ each time); the request must not
+    change while it is being fetched.
+    """
 
     def __init__(self, request, defaults):
+        values = self.__dict__
+        values.update(defaults)
+        values.update(request.__dict__)
+        for name, value in defaults.items():
+            if values.get(name) is None:
+                values[name] = value
+        values['headers'], values['body'] = request.headers, request.body  # properties
         self.request = request
         self.defaults = defaults
 
-    def __getattr__(self, name):
+    def __getattr__(self, name):  # attributes set on the request after the copy
         value = getattr(self.request, name)
         if value is None:
             return self.defaults.get(name)
@@ -419,7 +431,7 @@ class AsyncHTTPClient(object):
             try:
                 exchange = _Exchange(self, request)
                 slot = self._pool.acquire(exchange.key)
-                host = yield slot
+                host = (yield slot) if slot.__class__ is Future else slot
                 exchange.start(queued_at)
                 exchange.connection = self._pool.take_idle(host)
                 while True:
@@ -463,8 +475,11 @@ class AsyncHTTPClient(object):
         if exchange is not None:
             exchange.stop_timer()
             exchange.drop_connection()
-        if slot is not None and _granted(slot):
-            self._pool.release(slot.result(), None)
+        if slot.__class__ is Future:
+            # Granted while this coroutine waited to resume, the slot is held all the same.
+            slot = slot.result() if _granted(slot) else None
+        if slot is not None:
+            self._pool.release(slot, None)
 
     @gen.coroutine
     def _connect(self, exchange):
@@ -871,15 +886,14 @@ class _ConnectionPool(object):
         self.closed = False
 
     def acquire(self, key):
-        """A Future resolved with the origin's _HostPool once the caller holds a slot there;
-        it fails with HTTPTimeoutError after queue_timeout. Cancelling it stops waiting."""
+        """A slot at the origin `key`: its _HostPool if one is free, else a Future of it,
+        which fails with HTTPTimeoutError after queue_timeout; cancelling it stops waiting."""
         host = self.hosts.get(key)
         if host is None:
             host = self.hosts[key] = _HostPool(key)
         if not host.waiting and self._has_room(host):
-            future = Future()
-            self._grant(host, future)
-            return future
+            self._take_slot(host)
+            return host
         waiter = _SlotRequest(self, host)
         host.waiting.append(waiter)
         self._take_turn(host)
@@ -927,10 +941,9 @@ class _ConnectionPool(object):
     def _has_room(self, host):
         return self.active < self.max_clients and host.active < self.max_host_clients
 
-    def _grant(self, host, future):
+    def _take_slot(self, host):
         host.active += 1
         self.active += 1
-        future.set_result(host)
 
     def _take_turn(self, host):
         if host.waiting and not host.in_turn and host.active < self.max_host_clients:
@@ -946,7 +959,8 @@ class _ConnectionPool(object):
             waiter = host.waiting.popleft()
             if waiter.timer is not None:
                 self.io_loop.remove_timeout(waiter.timer)
-            self._grant(host, waiter.future)
+            self._take_slot(host)
+            waiter.future.set_result(host)
             self._take_turn(host)
 
     def _keep_idle(self, host, connection):
