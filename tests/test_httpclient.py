@@ -368,6 +368,13 @@ def test_every_framing_is_read_whole(client, http_server, path, method, body):
     assert response.error is None
 
 
+def test_content_length_of_a_head_response_is_not_held_against_max_body_size(client,
+                                                                             http_server):
+    response = yield client.fetch(http_server.url('/length/5000'), method='HEAD',
+                                  max_body_size=1000)
+    assert response.headers['Content-Length'] == '5000' and response.body == b''
+
+
 def test_304_has_no_body_and_is_an_error(client, http_server):
     with pytest.raises(HTTPClientError) as info:
         yield client.fetch(http_server.url('/status/304'))
@@ -468,6 +475,23 @@ def test_streaming_and_header_callbacks(client, http_server):
     assert re.match(r'HTTP/1\.1 200 OK\r\n$', lines[0])
     assert 'Transfer-Encoding: chunked\r\n' in lines
     assert lines[-1] == '\r\n'
+
+
+class Enough(Exception):
+    pass
+
+
+@pytest.mark.parametrize('callback', ['header_callback', 'streaming_callback'])
+def test_a_callback_that_raises_ends_the_fetch_and_its_connection(client, servers, callback):
+    def refuse(data):
+        raise Enough(data)
+    server = servers([reply(response_bytes(b'x' * 10))])
+    with pytest.raises(Enough):
+        yield client.fetch(server.url(), **{callback: refuse})
+    response = yield client.fetch(server.url(), raise_error=False, **{callback: refuse})
+    assert response.code == 599 and isinstance(response.error, Enough)
+    assert (yield client.fetch(server.url())).body == b'x' * 10
+    assert [r.connection for r in server.requests] == [0, 1, 2]
 
 
 def test_streaming_callback_gets_decoded_pieces(client, http_server):

@@ -65,6 +65,7 @@ _BODY_METHODS = frozenset(['POST', 'PATCH', 'PUT'])
 # Requests that may be sent twice: RFC 9110 9.2.2's idempotent methods (TRACE aside).
 _IDEMPOTENT_METHODS = frozenset(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
 _REDIRECT_CODES = frozenset([301, 302, 303, 307, 308])
+_BODYLESS_CODES = frozenset([204, 304])  # their Content-Length describes another response
 # How a server that timed out an idle connection shows it to the next request.
 _STALE_CONNECTION_ERRNOS = frozenset([errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED])
 _UNSUPPORTED_OPTIONS = ('proxy_host', 'proxy_port', 'proxy_username', 'proxy_password',
@@ -141,7 +142,8 @@ class HTTPRequest(object):
         streaming_callback: ``f(chunk)`` for each piece of the (decoded) body, which is
             then not kept in the response.
         header_callback: ``f(line)`` for the status line, each header line and the
-            blank line that ends them, as native strings with CRLF.
+            blank line that ends them, as native strings with CRLF. An exception raised
+            by either callback ends the fetch with that error (and closes the connection).
         validate_cert, ca_certs, client_cert, client_key, ssl_options: TLS settings;
             `ssl_options` (an SSLContext or a dict) overrides the others.
     """
@@ -634,7 +636,9 @@ class _Exchange(object):
         self.code, self.reason, self.response_headers = head.code, head.reason, head.headers
         headers = head.headers
         length = headers.get('Content-Length')
-        if length is not None and length.isdigit() and int(length) > self.max_body_size:
+        # A too large body fails before it is read, unless it will not be sent at all.
+        if (length is not None and length.isdigit() and int(length) > self.max_body_size and
+                self.method != 'HEAD' and head.code not in _BODYLESS_CODES):
             raise HTTPInputError('Content-Length %s is larger than max_body_size (%d bytes)'
                                  % (length, self.max_body_size))
         if self._should_follow_redirect():
@@ -916,6 +920,7 @@ class _ConnectionPool(object):
         waiter.host.waiting.remove(waiter)
         if waiter.timer is not None:
             self.io_loop.remove_timeout(waiter.timer)
+        self._forget_if_unused(waiter.host)
 
     def take_idle(self, host):
         """The most recently used idle connection of `host` that still looks alive, or
