@@ -14,7 +14,6 @@ from __future__ import absolute_import, division, print_function
 import collections
 import datetime
 import errno
-import gzip
 import io
 import json
 import re
@@ -26,16 +25,14 @@ import time
 import zlib
 
 import pytest
-import six
 from six.moves import BaseHTTPServer, socketserver
-from six.moves.urllib.parse import parse_qs, urlsplit
+from six.moves.urllib.parse import parse_qs
 
 from net_helpers import TEST_HOSTNAME, open_fds, tls_files
 from tinytornado import gen
-from tinytornado.concurrent import CancelledError, Future, TimeoutError
+from tinytornado.concurrent import CancelledError, TimeoutError
 from tinytornado.httpclient import (
-    AsyncHTTPClient, HTTPClientError, HTTPError, HTTPRequest, HTTPResponse,
-    HTTPStreamClosedError, HTTPTimeoutError,
+    AsyncHTTPClient, HTTPClientError, HTTPError, HTTPRequest, HTTPResponse, HTTPTimeoutError,
 )
 from tinytornado.httputil import HTTPHeaders, HTTPInputError, NoResponseError
 from tinytornado.ioloop import IOLoop
@@ -929,14 +926,16 @@ def test_one_client_per_loop(io_loop):
         client.fetch('http://127.0.0.1/')
 
 
+class CustomClient(AsyncHTTPClient):
+    pass
+
+
 def test_configure_sets_the_arguments_of_new_clients(io_loop):
-    class Custom(AsyncHTTPClient):
-        pass
     saved = AsyncHTTPClient._save_configuration()
     try:
-        AsyncHTTPClient.configure(Custom, max_clients=3)
+        AsyncHTTPClient.configure(CustomClient.__module__ + '.CustomClient', max_clients=3)
         client = AsyncHTTPClient(force_instance=True)
-        assert isinstance(client, Custom) and client.max_clients == 3
+        assert type(client) is CustomClient and client.max_clients == 3
         client.close()
         AsyncHTTPClient.configure(None, defaults=dict(request_timeout=7))
         client = AsyncHTTPClient(force_instance=True, max_clients=4)
@@ -948,6 +947,14 @@ def test_configure_sets_the_arguments_of_new_clients(io_loop):
     finally:
         AsyncHTTPClient._restore_configuration(saved)
     assert AsyncHTTPClient.configured_class() is AsyncHTTPClient
+
+
+def test_a_request_in_flight_when_the_client_closes_finishes(client, servers):
+    server = servers([reply_later(0.02, response_bytes())])
+    fetch = client.fetch(server.url())
+    client.close()
+    assert (yield fetch).body == b'hello'
+    yield wait_for(server.streams[0].closed)  # its connection was not kept
 
 
 def test_closing_the_client_closes_idle_connections(clients, servers):

@@ -262,9 +262,7 @@ class HTTPResponse(object):
         self._buffer = buffer
         self._body = None
         self.effective_url = request.url if effective_url is None else effective_url
-        self._error_is_response_code = False
         if error is None and not 200 <= code < 300:
-            self._error_is_response_code = True
             error = HTTPClientError(code, message=self.reason, response=self)
         self.error = error
         self.request_time = request_time
@@ -558,7 +556,6 @@ class _Exchange(object):
         for option in _UNSUPPORTED_OPTIONS:
             if getattr(request, option):
                 raise NotImplementedError('%s is not supported by tinytornado' % option)
-        self.client = client
         self.request = request
         self.io_loop = client.io_loop
         parts = urlsplit(request.url)
@@ -705,7 +702,7 @@ class _Exchange(object):
         connection, self.connection = self.connection, None
         protocol = connection.protocol
         # Bytes beyond the response would be read as the start of the next one.
-        if protocol.reusable and not protocol.has_extra_data and not self.client._closed:
+        if protocol.reusable and not protocol.has_extra_data:
             protocol.start_next_cycle()
             connection.requests += 1
             return connection
@@ -971,6 +968,7 @@ class _ConnectionPool(object):
     def _keep_idle(self, host, connection):
         if self.closed:
             connection.stream.close()
+            self._forget_if_unused(host)
             return
         host.idle.append(connection)
         self.idle[connection] = host
