@@ -41,7 +41,8 @@ setup(
     extras_require={
         'test': [
             'pytest>=4.6,<5; python_version < "3"',
-            'pytest>=6; python_version >= "3"',
+            'pytest>=6,<7.1; python_version >= "3" and python_version < "3.7"',
+            'pytest>=6; python_version >= "3.7"',
         ],
     },
     entry_points={
