@@ -1,19 +1,18 @@
 """Run loop tests on every kind of loop: tinytornado's own, and asyncio's through AsyncIOLoop.
 
-The ``io_loop_class`` fixture is parametrised over the kinds, so a test (or a fixture) that
-builds its loop with it runs once per kind::
+The ``io_loop_class`` fixture is parametrised over the kinds, so a test or fixture that
+builds its loop with it runs once per kind. It is called like `IOLoop` (``make_current``,
+``time_func``). Wiring: list this module in tests/conftest.py,
+``pytest_plugins = [..., 'tinytornado.pytest_plugin', 'loops']``: registered after the
+plugin, its ``io_loop_class`` replaces the plugin's (which the plugin's ``io_loop`` fixture
+is made with), so every test using ``io_loop`` runs on each kind.
 
-    @pytest.fixture
-    def vloop(io_loop_class, clock):
-        io_loop = io_loop_class(make_current=False, time_func=clock)
+The kinds are ``tinytornado`` and, on Python 3, ``asyncio``; $TINYTORNADO_LOOPS (a
+comma-separated list, e.g. ``asyncio,uvloop``) chooses others. ``uvloop`` needs uvloop
+installed and has no virtual clock: a test that asks for one is skipped there.
 
-It is called like `IOLoop` (``make_current``, ``time_func``). The kinds are
-``tinytornado`` and, on Python 3, ``asyncio``; $TINYTORNADO_LOOPS (a comma-separated list,
-e.g. ``asyncio,uvloop``) chooses others. ``uvloop`` needs uvloop installed and has no
-virtual clock: a test that asks for one is skipped there.
-
-A test that looks inside tinytornado's own loop is marked ``own_loop_only`` and skipped on
-the others, with the reason.
+A test that looks inside tinytornado's own loop is marked ``own_loop_only(reason)`` and
+skipped on the others, with the reason.
 """
 from __future__ import absolute_import, division, print_function
 
