@@ -79,10 +79,6 @@ def pass_of(trace, event):
     return number
 
 
-def on_own_loop(io_loop):
-    return not hasattr(io_loop, 'asyncio_loop')
-
-
 # -- callbacks and timers ----------------------------------------------------------------
 
 @gen.coroutine
@@ -117,14 +113,7 @@ def test_callbacks_and_timers_run_in_asyncios_order(io_loop):
     assert expected == ['callback 1', 'callback 2', 'timer 0', 'callback added by callback 1',
                         'timer added by callback 1', 'timer 50ms', 'timer 100ms']
     trace = tinytornado_trace(io_loop, tinytornado_callbacks_and_timers)
-    if on_own_loop(io_loop):
-        # A difference, from asyncio and from Tornado's PollIOLoop alike: tinytornado's own
-        # loop collects the due timers *after* the pass's callbacks, so a timer due "now"
-        # that a callback (here, the program itself) added runs in that same pass.
-        assert trace == ['timer 0', 'callback 1', 'callback 2', 'timer added by callback 1',
-                         'callback added by callback 1', 'timer 50ms', 'timer 100ms']
-    else:
-        assert trace == expected
+    assert trace == expected
 
 
 @gen.coroutine
@@ -492,9 +481,7 @@ def test_moment_and_none_give_up_one_pass_like_asyncio_sleep_0(io_loop):
     expected = asyncio_trace(asyncio_give_up_passes)
     assert without_passes(trace) == without_passes(expected)
     assert trace[:trace.index('after None') + 1] == expected[:expected.index('after None') + 1]
-    # gen.sleep(0) is a timer, where asyncio.sleep(0) is special-cased as a bare yield: on
-    # asyncio the timer comes due one pass and the coroutine resumes in the next. On the
-    # own loop, which runs a timer that the pass's callbacks made due at once (see
-    # test_callbacks_and_timers_run_in_asyncios_order), it takes one pass, as asyncio's.
-    extra_passes = 0 if on_own_loop(io_loop) else 1
-    assert pass_of(trace, 'after sleep(0)') == pass_of(expected, 'after sleep(0)') + extra_passes
+    # A difference: gen.sleep(0) is a timer, where asyncio.sleep(0) is special-cased as a
+    # bare yield. The timer comes due in the next pass and the coroutine resumes in the one
+    # after, so it takes one pass more than asyncio.sleep(0) (gen.moment takes one).
+    assert pass_of(trace, 'after sleep(0)') == pass_of(expected, 'after sleep(0)') + 1

@@ -11,7 +11,8 @@ import logging
 
 import pytest
 
-pytest_plugins = ['pytester', 'tinytornado.pytest_plugin']
+# `loops` (tests/loops.py) runs every test that uses io_loop on each kind of loop.
+pytest_plugins = ['pytester', 'tinytornado.pytest_plugin', 'loops']
 
 
 def pytest_configure(config):

@@ -175,11 +175,7 @@ def test_run_sync_of_async_def_function_returns_and_raises(io_loop):
     assert 'fails' in frame_names(caught.tb)
 
 
-def test_await_moment_gives_up_one_pass(io_loop, request):
-    if hasattr(io_loop, 'asyncio_loop'):
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason='gen.moment is a Future never resolved: awaited in an '
-                                'asyncio Task it never ends; needs gen.moment.__await__'))
+def test_await_moment_gives_up_one_pass(io_loop):
     trace = []
 
     async def main():

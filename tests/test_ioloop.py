@@ -113,6 +113,7 @@ def test_remove_timeout_is_harmless_twice_and_after_firing(vloop):
 
 
 @pytest.mark.no_leak_check
+@pytest.mark.own_loop_only('reads the loop\'s timer queue')
 def test_cancelled_timers_are_compacted(vloop):
     handles = [vloop.call_later(i, lambda: None) for i in range(1, 3001)]
     for handle in handles[:2500]:
@@ -141,6 +142,7 @@ def test_add_timeout_takes_deadline_or_timedelta(vloop, clock):
         vloop.add_timeout('soon', lambda: None)
 
 
+@pytest.mark.own_loop_only('counts the polls of the loop\'s own poller')
 def test_loop_sleeps_until_the_deadline_without_busy_waiting(loop):
     polls = []
     poll = loop._poller.poll

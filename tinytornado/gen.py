@@ -61,10 +61,21 @@ class BadYieldError(Exception):
     """A coroutine yielded something that cannot be waited for."""
 
 
+class _Moment(Future):
+    """The type of `moment`: a Future never resolved, that the Runner knows."""
+
+    def __await__(self):
+        # Awaited from `async def` (in an asyncio Task or under the Runner), a bare yield
+        # gives up one pass, as asyncio.sleep(0) does.
+        yield
+
+    def cancel(self):
+        return False  # Shared by every coroutine: never cancelled.
+
+
 # Yielding `moment` (or None) gives up the rest of this loop pass: the coroutine resumes
-# in the next one, after I/O has been polled. It is never resolved itself.
-moment = Future()
-moment.set_canceller(lambda: False)  # Shared by every coroutine: never cancelled.
+# in the next one, after I/O has been polled.
+moment = _Moment()
 
 _resolved = Future()
 _resolved.set_result(None)

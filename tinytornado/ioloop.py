@@ -12,10 +12,11 @@ descriptors. `start()` repeats one *pass* until `stop()`:
 2. Count the callbacks ready now; only those run in this pass. Callbacks added while the
    pass runs (by a callback, a handler or a timer) wait for the next pass, after the next
    poll, so a callback that re-adds itself cannot starve I/O.
-3. Run, in this order, those callbacks, the handlers of the ready descriptors, and the
-   timers that are due. All due timers are collected before any of them runs, so a timer
-   scheduled for "now" by a timer runs in the next pass; equal deadlines run FIFO because
-   the sequence number breaks the tie.
+3. Take the timers due now, all of them, before anything runs: a timer scheduled for
+   "now" during the pass (by a callback or another timer) runs in the next pass, as in
+   asyncio. Equal deadlines run FIFO because the sequence number breaks the tie.
+4. Run, in this order, those callbacks, the handlers of the ready descriptors, and the
+   due timers.
 
 Errors in callbacks, handlers and timers are logged to ``app_log`` and the loop goes on.
 A cancelled timer stays in the queue, marked dead (its callback is None), and is skipped
@@ -355,14 +356,17 @@ class IOLoop(object):
 
     def _run_once(self):
         ready = self._poll()
+        # Due timers are taken now, before anything runs: one that a callback of this
+        # pass schedules for "now" runs in the next pass, as in asyncio.
+        due = self._timers.pop_due(self.time()) if self._timers else None
         callbacks = self._callbacks
         for _ in range(len(callbacks)):
             callback, args = callbacks.popleft()
             self._run_callback(callback, args)
         if ready:
             self._run_handlers(ready)
-        if self._timers:
-            self._run_due_timers()
+        if due:
+            self._run_timers(due)
 
     def _poll(self):
         if self._callbacks or self._stopped:
@@ -394,11 +398,13 @@ class IOLoop(object):
             if entry is not None:  # None: removed by an earlier callback in this pass.
                 self._run_callback(entry[1], (entry[0], events))
 
-    def _run_due_timers(self):
-        for _, _, timeout in self._timers.pop_due(self.time()):
+    def _run_timers(self, due):
+        for _, _, timeout in due:
             callback = timeout.callback
             if callback is None:
-                self._cancelled_timers -= 1
+                # Cancelled after it was taken; a compaction meanwhile may have reset the
+                # count already.
+                self._cancelled_timers = max(0, self._cancelled_timers - 1)
                 continue
             args = timeout.args
             timeout.callback = timeout.args = None

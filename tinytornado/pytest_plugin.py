@@ -82,13 +82,19 @@ def virtual_clock():
 
 
 @pytest.fixture
-def io_loop(request):
+def io_loop_class():
+    """What `io_loop` is made with: override it to run the tests on another loop class."""
+    return IOLoop
+
+
+@pytest.fixture
+def io_loop(request, io_loop_class):
     """A fresh IOLoop, current during the test, closed with its file descriptors after."""
     clock = None
     if 'virtual_clock' in request.fixturenames:
         clock = request.getfixturevalue('virtual_clock')
     previous = IOLoop.current(instance=False)
-    loop = IOLoop(make_current=False, time_func=clock)
+    loop = io_loop_class(make_current=False, time_func=clock)
     loop.make_current()
     yield loop
     leftovers = _leftovers(loop) if _leak_check_wanted(request) else []
