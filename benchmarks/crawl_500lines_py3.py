@@ -5,7 +5,8 @@ Its shape follows the chapter's final crawler: a `Crawler` with an `asyncio.Queu
 handled by the crawler (the client does not follow them; the target is queued unless seen),
 links found with the chapter's `href=` regular expression in text/html responses, `seen_urls`
 filtering before a URL is queued, and `crawl()` waiting on `q.join()` before cancelling the
-workers. Retries and statistics are left out: the site on loopback does not fail.
+workers. Retries and statistics are left out: on loopback a failed fetch means a broken
+run, so any failure fails the measurement instead.
 """
 import asyncio
 import re
@@ -30,6 +31,7 @@ class Crawler:
         self.q = asyncio.Queue()
         self.seen_urls = set()
         self.fetched_urls = []
+        self.failures = []
         self.add_url(root_url)
 
     def url_allowed(self, url):
@@ -71,6 +73,8 @@ class Crawler:
                 url, max_redirect = await self.q.get()
                 try:
                     await self.fetch(url, max_redirect)
+                except Exception as exc:  # the chapter records it in the URL's statistic
+                    self.failures.append('%s: %r' % (url, exc))
                 finally:
                     self.q.task_done()
         except asyncio.CancelledError:
@@ -90,4 +94,7 @@ async def crawl(root_url, workers):
     async with aiohttp.ClientSession(connector=connector) as session:
         crawler = Crawler(root_url, workers, session)
         await crawler.crawl()
+    if crawler.failures:  # a broken run, not a smaller site
+        raise RuntimeError('%d fetches failed, first: %s' % (
+            len(crawler.failures), crawler.failures[0]))
     return url_set_digest(crawler.fetched_urls)

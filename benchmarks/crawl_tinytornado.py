@@ -25,4 +25,8 @@ def crawl(root_url, workers):
     """Crawl every page under `root_url`; [count, digest] of the URLs fetched."""
     crawler = _crawler_class()([root_url], max_tasks=workers, obey_robots=False)
     yield crawler.crawl()
+    failures = [s for s in crawler.done if s.exception]
+    if failures:  # recorded and skipped by the crawler; here they make the run invalid
+        raise RuntimeError('%d fetches failed, first: %s %s' % (
+            len(failures), failures[0].url, failures[0].exception))
     raise gen.Return(url_set_digest([statistic.url for statistic in crawler.done]))

@@ -6,7 +6,8 @@ off the queue, so every link is queued), `HTMLParser` for `<a href>`, and `q.joi
 Two changes make its URL set comparable with the other crawlers': redirects are not followed
 by the client but their Location is treated as a link, and error responses are counted as
 fetched rather than raised. `max_clients` is raised to `workers`, or Tornado's default of 10
-would cap the concurrency the workload asks for.
+would cap the concurrency the workload asks for. A fetch that gets no response fails the
+whole crawl, as the demo would print and skip it and the URL set would quietly shrink.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -42,6 +43,8 @@ def get_links(html):
 def get_links_from_url(client, url):
     """The absolute, defragmented URLs a response links to (a redirect's Location too)."""
     response = yield client.fetch(url, follow_redirects=False, raise_error=False)
+    if response.code == 599:  # no HTTP response at all: a broken run, not a page
+        raise response.error
     if response.code in (301, 302, 303, 307, 308):
         links = [response.headers['Location']]
     elif response.code == 200 and response.headers.get(
@@ -57,7 +60,7 @@ def crawl(root_url, workers):
     """Crawl every page under `root_url`; [count, digest] of the URLs fetched."""
     client = httpclient.AsyncHTTPClient(force_instance=True, max_clients=workers)
     q = queues.Queue()
-    fetching, fetched = set(), []
+    fetching, fetched, failures = set(), [], []
 
     @gen.coroutine
     def fetch_url():
@@ -71,6 +74,8 @@ def crawl(root_url, workers):
             for new_url in urls:
                 if new_url.startswith(root_url):
                     yield q.put(new_url)
+        except Exception as exc:
+            failures.append('%s: %r' % (current_url, exc))
         finally:
             q.task_done()
 
@@ -84,4 +89,6 @@ def crawl(root_url, workers):
         worker()
     yield q.join()
     client.close()
+    if failures:
+        raise RuntimeError('%d fetches failed, first: %s' % (len(failures), failures[0]))
     raise gen.Return(url_set_digest(fetched))
