@@ -756,15 +756,27 @@ class _Exchange(object):
         return _RequestProxy(new_request, request.defaults)
 
 
+_origins = {}  # (scheme, netloc) -> (scheme, host, port): a crawl asks for few, often
+_MAX_ORIGINS = 1000
+
+
 def _origin(parts, url):
     """(scheme, host, port) of a split URL; ValueError for what cannot be fetched."""
+    try:
+        return _origins[parts.scheme, parts.netloc]
+    except KeyError:
+        pass
     scheme = parts.scheme.lower()
     if scheme not in ('http', 'https'):
         raise ValueError('Unsupported url scheme: %s' % (url,))
-    if not parts.hostname:
+    host = parts.hostname
+    if not host:
         raise ValueError('No host in url: %s' % (url,))
-    port = parts.port or (443 if scheme == 'https' else 80)
-    return scheme, parts.hostname, port
+    origin = scheme, host, parts.port or (443 if scheme == 'https' else 80)
+    if len(_origins) >= _MAX_ORIGINS:
+        _origins.clear()
+    _origins[parts.scheme, parts.netloc] = origin
+    return origin
 
 
 def _prepare_headers(request, parts):
