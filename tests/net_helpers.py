@@ -1,4 +1,5 @@
-"""Fixtures and helpers shared by the stream, client and server tests.
+"""Fixtures and helpers shared by the stream, client and server tests (which also use
+the ``io_loop`` and ``virtual_clock`` fixtures of tinytornado's pytest plugin).
 
 Certificates are made when first asked for, in a temporary directory, with the
 `cryptography` package: a test CA, a server certificate it signs (for localhost,
@@ -20,11 +21,9 @@ import warnings
 import pytest
 import six
 
-from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import IOStream
-from tinytornado.testing import VirtualClock
 
-__all__ = ['io_loop', 'vloop', 'stream_pair', 'open_fds', 'tls_files', 'TLSFiles',
+__all__ = ['stream_pair', 'open_fds', 'tls_files', 'TLSFiles',
            'run', 'TEST_HOSTNAME']
 
 TEST_HOSTNAME = 'tinytornado.test'
@@ -34,25 +33,6 @@ TLSFiles = collections.namedtuple(
     'TLSFiles', 'ca_cert server_cert server_key client_cert client_key other_ca_cert')
 
 _tls_files = []
-
-
-@pytest.fixture
-def io_loop():
-    loop = IOLoop(make_current=False)
-    loop.make_current()
-    yield loop
-    IOLoop.clear_current()
-    loop.close()
-
-
-@pytest.fixture
-def vloop():
-    """A loop on a VirtualClock starting at 1000.0: timers fire at once, exactly."""
-    loop = IOLoop(make_current=False, time_func=VirtualClock(start=1000.0))
-    loop.make_current()
-    yield loop
-    IOLoop.clear_current()
-    loop.close()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import struct
 import pytest
 
 from net_helpers import (  # noqa: F401  (fixtures)
-    TEST_HOSTNAME, io_loop, open_fds, run, stream_pair, tls_files,
+    TEST_HOSTNAME, open_fds, run, stream_pair, tls_files,
 )
 from tinytornado import gen
 from tinytornado._bytebuffer import ByteBuffer
@@ -160,6 +160,8 @@ def test_a_second_pending_read_is_an_error(io_loop, stream_pair):
     with pytest.raises(RuntimeError):
         reader.read_until(b'x')
     assert reader.reading() and not pending.done()
+    reader.close()
+    assert isinstance(pending.exception(), StreamClosedError)  # the first one goes on
 
 
 def test_zero_byte_read_and_write(io_loop, stream_pair):
@@ -682,7 +684,10 @@ def test_tls_client_certificates_when_the_server_requires_them(io_loop, stream_p
             left, right, context,
             {'ca_certs': files.ca_cert, 'certfile': files.client_cert,
              'keyfile': files.client_key}, 'localhost')
-        raise gen.Return(dict(server.socket.getpeercert()['subject'][0]))
+        subject = dict(server.socket.getpeercert()['subject'][0])
+        server.close()
+        client.close()
+        raise gen.Return(subject)
 
     assert run(io_loop, main) == {'commonName': 'tinytornado client'}
 
@@ -716,10 +721,11 @@ def test_a_failed_handshake_raises_its_ssl_error(io_loop, stream_pair, client_op
 
 def test_start_tls_needs_an_idle_stream(io_loop, stream_pair):
     left, _ = stream_pair
-    left.read_bytes(1)
+    pending = left.read_bytes(1)
     with pytest.raises(ValueError):
         left.start_tls(False, server_hostname='localhost')
-    assert not left.closed()
+    assert not left.closed() and not pending.done()
+    pending.cancel()
 
 
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from net_helpers import io_loop, run, tls_files  # noqa: F401  (fixtures)
+from net_helpers import run, tls_files
 from tinytornado import gen
 from tinytornado._compat import futures
 from tinytornado.netutil import (
@@ -184,8 +184,9 @@ def test_add_accept_handler_accepts_until_removed(io_loop):
     stop_accepting = add_accept_handler(listener, on_connection)
     for _ in range(5):
         clients.append(socket.create_connection(listener.getsockname()))
-    io_loop.call_later(10, io_loop.stop)
+    timer = io_loop.call_later(10, io_loop.stop)
     io_loop.start()
+    io_loop.remove_timeout(timer)
     assert len(accepted) == 3
     assert [address[1] for address in accepted] == [
         client.getsockname()[1] for client in clients[:3]]

@@ -8,7 +8,7 @@ import ssl
 import pytest
 
 from net_helpers import (  # noqa: F401  (fixtures)
-    TEST_HOSTNAME, io_loop, open_fds, run, tls_files, vloop,
+    TEST_HOSTNAME, open_fds, run, tls_files,
 )
 from tinytornado import gen
 from tinytornado.concurrent import Future, TimeoutError
@@ -124,11 +124,11 @@ def test_every_address_refused_raises_the_last_error(io_loop):
         sock.close()
 
 
-def test_a_hanging_address_gets_the_next_started_beside_it(vloop, listener):
+def test_a_hanging_address_gets_the_next_started_beside_it(io_loop, virtual_clock, listener):
     hanging, filler = hanging_address()
     resolver = FixedResolver([(socket.AF_INET, hanging.getsockname()),
                               (socket.AF_INET, listener.address)])
-    start = vloop.time()
+    start = io_loop.time()
     before = open_fds()
 
     @gen.coroutine
@@ -136,34 +136,34 @@ def test_a_hanging_address_gets_the_next_started_beside_it(vloop, listener):
         stream = yield TCPClient(resolver).connect('service.test', 80)
         raise gen.Return(stream)
 
-    stream = vloop.run_sync(main)
+    stream = io_loop.run_sync(main)
     assert stream.socket.getpeername() == listener.address
-    assert vloop.time() - start == pytest.approx(0.3)  # one attempt delay, then the next
+    assert io_loop.time() - start == pytest.approx(0.3)  # one attempt delay, then the next
     stream.close()
     assert open_fds() == before  # the hanging attempt was closed
     for sock in (hanging, filler):
         sock.close()
 
 
-def test_timeout_while_resolving(vloop):
+def test_timeout_while_resolving(io_loop, virtual_clock):
     client = TCPClient(FixedResolver(None))
-    start = vloop.time()
+    start = io_loop.time()
     with pytest.raises(TimeoutError):
-        vloop.run_sync(lambda: client.connect('service.test', 80, timeout=5))
-    assert vloop.time() - start == pytest.approx(5)
+        io_loop.run_sync(lambda: client.connect('service.test', 80, timeout=5))
+    assert io_loop.time() - start == pytest.approx(5)
 
 
-def test_timeout_while_connecting_closes_the_attempts(vloop):
+def test_timeout_while_connecting_closes_the_attempts(io_loop, virtual_clock):
     hanging, filler = hanging_address()
     client = TCPClient(FixedResolver([(socket.AF_INET, hanging.getsockname())]))
-    start = vloop.time()
+    start = io_loop.time()
     before = open_fds()
     with pytest.raises(TimeoutError):
-        vloop.run_sync(lambda: client.connect('service.test', 80,
+        io_loop.run_sync(lambda: client.connect('service.test', 80,
                                               timeout=datetime.timedelta(seconds=2)))
-    assert vloop.time() - start == pytest.approx(2)
+    assert io_loop.time() - start == pytest.approx(2)
     assert open_fds() == before
-    assert vloop.pending_work() == ([], [])
+    assert io_loop.pending_work() == ([], [])
     for sock in (hanging, filler):
         sock.close()
 

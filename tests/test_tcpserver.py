@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from net_helpers import io_loop, open_fds, run, tls_files  # noqa: F401  (fixtures)
+from net_helpers import open_fds, run, tls_files
 from tinytornado import gen
 from tinytornado.concurrent import Future
 from tinytornado.ioloop import PeriodicCallback
@@ -44,7 +44,8 @@ class EchoServer(TCPServer):
 
     @gen.coroutine
     def wait_for_handlers(self):
-        """Wait until every connection's handler has finished, failed or not."""
+        """Wait until every connection's handler has finished, failed or not (else one
+        whose read failed as the test ended leaves an unretrieved error behind)."""
         for handler in self.handlers:
             try:
                 yield handler
@@ -68,6 +69,11 @@ class EchoServer(TCPServer):
             self.open -= 1
             if not self.open and self.all_closed is not None:
                 self.all_closed.set_result(None)
+
+
+def shut_down(io_loop, server):
+    run(io_loop, server.wait_for_handlers)
+    server.stop()
 
 
 def serve(server, backlog=128):
@@ -99,8 +105,7 @@ def test_handle_stream_coroutine_serves_each_connection(io_loop):
 
     assert run(io_loop, main) == [b'line %d\n' % i for i in range(20)]
     assert len(server.handlers) == 20
-    run(io_loop, server.wait_for_handlers)
-    server.stop()
+    shut_down(io_loop, server)
 
 
 def test_listen_on_a_port(io_loop):
@@ -108,7 +113,7 @@ def test_listen_on_a_port(io_loop):
     server.listen(0, '127.0.0.1')
     port = list(server._sockets.values())[0].getsockname()[1]
     assert run(io_loop, lambda: echo_once(port, b'listen\n')) == b'listen\n'
-    server.stop()
+    shut_down(io_loop, server)
 
 
 def test_bind_then_start(io_loop):
@@ -118,7 +123,7 @@ def test_bind_then_start(io_loop):
     server.start()
     port = list(server._sockets.values())[0].getsockname()[1]
     assert run(io_loop, lambda: echo_once(port, b'started\n')) == b'started\n'
-    server.stop()
+    shut_down(io_loop, server)
 
 
 def test_start_with_several_processes_is_not_implemented(io_loop):
@@ -156,8 +161,8 @@ def test_a_failing_handler_is_logged_its_connection_closed_and_the_server_goes_o
     assert rest == b''
     if handler_kind == 'coroutine':
         assert echoed == b'still serving\n'
-    errors = [r for r in caplog.records if r.name == 'tornado.application']
-    assert len(errors) == 1 and 'handle_stream' in errors[0].getMessage()
+    errors = [r for r in caplog.records if 'handle_stream' in r.getMessage()]
+    assert len(errors) == 1
     assert isinstance(errors[0].exc_info[1], ValueError)
     server.stop()
 
@@ -177,6 +182,7 @@ def test_stop_closes_the_listeners_but_not_the_connections(io_loop):
         stream.close()
         with pytest.raises(StreamClosedError):
             yield TCPClient().connect('127.0.0.1', port)
+        yield server.wait_for_handlers()
         raise gen.Return(echoed)
 
     assert run(io_loop, main) == b'after\n'

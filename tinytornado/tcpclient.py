@@ -134,13 +134,13 @@ class _Connector(object):
 
     def _on_attempt_done(self, stream, connecting):
         self.attempts.discard(stream)
+        error = connecting.exception()  # taken even from a loser, so it is not logged
         if self.future.done():
             stream.close()
-            return
-        if connecting.exception() is None:
+        elif error is None:
             self._finish(stream)
         else:
-            self.last_error = connecting.exception()
+            self.last_error = error
             self._try_next()
 
     # Each ending resolves the Future before closing the other attempts, whose connect
