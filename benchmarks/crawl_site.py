@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 import contextlib
 import os
 import shutil
+import tempfile
 
 import nginx_site
 from common import import_optional, url_set_digest
@@ -19,7 +20,7 @@ __all__ = ['served_site', 'wrk_note', 'SITE_SEED', 'WRK_SECONDS']
 
 SITE_SEED = 0
 WRK_SECONDS = 5
-WORK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_work', 'crawl')
+WORK_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_work')
 
 
 def make_site(pages):
@@ -46,21 +47,27 @@ def served_site(pages):
     the URLs a crawl from `root_url` fetches).
     """
     site = make_site(pages)
-    root = os.path.join(WORK_DIR, 'site')
-    if os.path.isdir(root):
-        shutil.rmtree(root)
-    redirects, statuses = site.write_static(root)
-    with nginx_site.NginxSite(root, redirects, statuses, WORK_DIR) as server:
-        server.paths = file_paths(root)
-        server.expected = url_set_digest(list(site.expected_crawl(server.root_url,
-                                                                  obey_robots=False)))
-        yield server
+    if not os.path.isdir(WORK_ROOT):
+        os.makedirs(WORK_ROOT)
+    # A directory of its own, so two runs at once never serve each other's site.
+    work_dir = tempfile.mkdtemp(prefix='crawl-', dir=WORK_ROOT)
+    os.chmod(work_dir, 0o755)  # nginx's workers run as another user when started by root
+    try:
+        root = os.path.join(work_dir, 'site')
+        redirects, statuses = site.write_static(root)
+        with nginx_site.NginxSite(root, redirects, statuses, work_dir) as server:
+            server.paths = file_paths(root)
+            server.expected = url_set_digest(list(site.expected_crawl(server.root_url,
+                                                                      obey_robots=False)))
+            yield server
+    finally:
+        shutil.rmtree(work_dir)
 
 
 def wrk_note(server, connections):
     """The ceiling line of the report: wrk's requests/s cycling through the site's files."""
     rate = nginx_site.wrk_requests_per_second(server.root_url, server.paths, WRK_SECONDS,
-                                              connections, WORK_DIR)
+                                              connections, server.work_dir)
     if rate is None:
         return 'W6 ceiling: wrk is not installed (apt-get install -y wrk)'
     return ('W6 ceiling: wrk -t2 -c%d on the same nginx, cycling through its %d files: '
