@@ -1,5 +1,5 @@
-"""Fixtures and helpers shared by the stream, client and server tests (which also use
-the ``io_loop`` and ``virtual_clock`` fixtures of tinytornado's pytest plugin).
+"""Helpers shared by the stream, client and server tests (whose loops are the ``io_loop``
+and ``virtual_clock`` fixtures of tinytornado's pytest plugin).
 
 Certificates are made when first asked for, in a temporary directory, with the
 `cryptography` package: a test CA, a server certificate it signs (for localhost,
@@ -13,7 +13,6 @@ import collections
 import datetime
 import os
 import shutil
-import socket
 import tempfile
 import time
 import warnings
@@ -21,9 +20,8 @@ import warnings
 import pytest
 import six
 
-from tinytornado.iostream import IOStream
 
-__all__ = ['stream_pair', 'open_fds', 'tls_files', 'TLSFiles',
+__all__ = ['open_fds', 'tls_files', 'TLSFiles',
            'run', 'TEST_HOSTNAME']
 
 TEST_HOSTNAME = 'tinytornado.test'
@@ -33,16 +31,6 @@ TLSFiles = collections.namedtuple(
     'TLSFiles', 'ca_cert server_cert server_key client_cert client_key other_ca_cert')
 
 _tls_files = []
-
-
-@pytest.fixture
-def stream_pair(io_loop):
-    """Two IOStreams joined by a socketpair; closed after the test."""
-    left, right = socket.socketpair()
-    streams = IOStream(left), IOStream(right)
-    yield streams
-    for stream in streams:
-        stream.close()
 
 
 def run(io_loop, func, timeout=RUN_TIMEOUT):

@@ -3,16 +3,13 @@ from __future__ import absolute_import, division, print_function
 import errno
 import hashlib
 import os
-import re
 import socket
 import ssl
 import struct
 
 import pytest
 
-from net_helpers import (  # noqa: F401  (fixtures)
-    TEST_HOSTNAME, open_fds, run, stream_pair, tls_files,
-)
+from net_helpers import TEST_HOSTNAME, open_fds, run, tls_files
 from tinytornado import gen
 from tinytornado._bytebuffer import ByteBuffer
 from tinytornado.concurrent import CancelledError, Future
@@ -26,6 +23,16 @@ MESSAGES = [b'alpha\r\n', b'\r\n', b'beta gamma\r\n', b'\x00\xff' * 2600 + b'\r\
             b'omega\r\n']
 PAYLOAD = b''.join(MESSAGES)
 PARTIAL_LIMIT = 1000
+
+
+@pytest.fixture
+def stream_pair(io_loop):
+    """Two IOStreams joined by a socketpair; closed after the test."""
+    left, right = socket.socketpair()
+    streams = IOStream(left), IOStream(right)
+    yield streams
+    for stream in streams:
+        stream.close()
 
 
 # -- every read mode, with data arriving whole, byte by byte and coalesced -------------

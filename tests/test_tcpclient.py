@@ -7,9 +7,7 @@ import ssl
 
 import pytest
 
-from net_helpers import (  # noqa: F401  (fixtures)
-    TEST_HOSTNAME, open_fds, run, tls_files,
-)
+from net_helpers import TEST_HOSTNAME, open_fds, run, tls_files
 from tinytornado import gen
 from tinytornado.concurrent import Future, TimeoutError
 from tinytornado.iostream import SSLIOStream, StreamClosedError
