@@ -67,7 +67,10 @@ def _ratio(summaries, peer, field, floor=0):
     return '%.2fx' % (other[field] / tiny[field])
 
 
-def _table(header, rows):
+def _table(header, rows, markdown=False):
+    if markdown:
+        lines = [header, ['---'] * len(header)] + rows
+        return '\n'.join('| ' + ' | '.join(row) + ' |' for row in lines)
     widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
     lines = []
     for row in [header, ['-' * w for w in widths]] + rows:
@@ -86,7 +89,7 @@ def _cell(summary, cell):
     return summary if not isinstance(summary, dict) else cell(summary)
 
 
-def format_tables(rows, implementations):
+def format_tables(rows, implementations, markdown=False):
     """rows: [(workload, params, {implementation: summary})] -> the printed tables."""
     peers = [i for i in implementations if i != 'tinytornado']
     ratio_header = ['vs ' + p for p in peers]
@@ -107,11 +110,11 @@ def format_tables(rows, implementations):
     return '\n\n'.join([
         'Median [min-max] over rounds; ratio = peer / tinytornado '
         'median seconds (>1: tinytornado faster)',
-        _table(['workload'] + implementations + ratio_header, timing),
+        _table(['workload'] + implementations + ratio_header, timing, markdown),
         'CPU seconds of the process (median); ratio = peer / tinytornado',
-        _table(['workload'] + implementations + ratio_header, cpu),
+        _table(['workload'] + implementations + ratio_header, cpu, markdown),
         'Peak RSS MB (+ growth during the run), median; ratio = peer / tinytornado growth',
-        _table(['workload'] + implementations + ratio_header, memory),
+        _table(['workload'] + implementations + ratio_header, memory, markdown),
     ])
 
 

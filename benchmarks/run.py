@@ -1,6 +1,6 @@
 """Run the issue-8 workloads on tinytornado and its peers, interleaved, and print the tables.
 
-    python benchmarks/run.py [--quick] [--only W1,W3] [--rounds N] [--json FILE]
+    python benchmarks/run.py [--quick] [--only W1,W3] [--rounds N] [--json FILE] [--markdown]
 
 Every measurement runs in a fresh interpreter (measure.py). Rounds interleave the
 implementations A B C A B C, so drift in the machine's load spreads over all of them. Exits
@@ -37,6 +37,9 @@ def parse_args(argv):
     parser.add_argument('--implementations', default=','.join(DEFAULT_IMPLEMENTATIONS),
                         help='comma-separated subset of %s' % ','.join(IMPLEMENTATIONS))
     parser.add_argument('--json', help='also write every measurement to this file')
+    parser.add_argument('--markdown', action='store_true', help='tables as Markdown')
+    parser.add_argument('--render', metavar='FILE',
+                        help='print the tables of a --json file instead of measuring')
     args = parser.parse_args(argv)
     if args.rounds is None:
         args.rounds = 3 if args.quick else 5
@@ -105,8 +108,28 @@ def run_crawl(workload, params, rounds, implementations):
     return params, reports, report.disagreements(reports), notes
 
 
+def render(path, markdown):
+    """Print the tables of a run saved with --json."""
+    with open(path) as saved:
+        run = json.load(saved)
+    keyed = dict((w.key, w) for w in specs.WORKLOADS)
+    rows = []
+    for measured in run['measurements']:
+        workload = keyed[measured['workload']]
+        rows.append((workload, measured['params'], dict(
+            (name, report.summarize(workload, measured['params'], reports))
+            for name, reports in measured['reports'].items())))
+    print(run['machine'] + '\n')
+    print(report.format_tables(rows, run['implementations'], markdown))
+    if run['notes']:
+        print('\n' + '\n'.join(run['notes']))
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv if argv is not None else sys.argv[1:])
+    if args.render:
+        return render(args.render, args.markdown)
     implementations = [i for i in args.implementations.split(',') if i]
     print(machine.describe())
     rows, problems, measurements, notes = [], [], [], []
@@ -123,13 +146,14 @@ def main(argv=None):
         problems.extend('%s: %s failed its self-check' % (workload.key, name)
                         for name in implementations if summaries[name] == report.FAILED)
     print()
-    print(report.format_tables(rows, implementations))
+    print(report.format_tables(rows, implementations, args.markdown))
     if notes:
         print('\n' + '\n'.join(notes))
     if args.json:
         with open(args.json, 'w') as out:
-            json.dump({'machine': machine.describe(), 'measurements': measurements}, out,
-                      indent=1, sort_keys=True)
+            json.dump({'machine': machine.describe(), 'implementations': implementations,
+                       'measurements': measurements, 'notes': notes},
+                      out, indent=1, sort_keys=True)
     if problems:
         print('\nSELF-CHECK FAILED:\n  ' + '\n  '.join(problems))
         return 1
