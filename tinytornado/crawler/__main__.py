@@ -8,12 +8,15 @@ still prints the report; with ``--state FILE`` the crawl can then go on with ``-
 from __future__ import absolute_import, division, print_function
 
 import argparse
+import errno
 import io
 import json
 import logging
+import os
 import signal
 import sys
 
+from tinytornado import gen
 from tinytornado.ioloop import IOLoop
 
 from .demo import start_demo_server
@@ -22,9 +25,10 @@ from .engine import DEFAULT_OPTIONS, Crawler
 from .progress import ProgressLine
 from .stats import url_report_line
 
-__all__ = ['main', 'build_parser', 'EXIT_INTERRUPTED']
+__all__ = ['main', 'build_parser', 'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE']
 
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
+EXIT_BROKEN_PIPE = 141  # and for one stopped by SIGPIPE
 
 
 def build_parser():
@@ -105,27 +109,30 @@ def main(argv=None):
         parser.error('--resume needs --state FILE')
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format='%(levelname)s %(name)s: %(message)s')
-    io_loop = IOLoop.current()
-    roots = list(args.roots)
-    server = None
+    server = roots = None
     if args.demo:
         server, port = start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
                                          port=args.demo_port)
-        if not roots:
-            roots = ['http://127.0.0.1:%d/' % port]
+        roots = ['http://127.0.0.1:%d/' % port]
     output = io.open(args.output, 'a' if args.resume else 'w',
                      encoding='utf-8') if args.output else None
     try:
-        crawler = Crawler(roots, output=output, on_statistic=_printer(args),
+        crawler = Crawler(args.roots or roots, output=output, on_statistic=_printer(args),
                           **_crawler_options(args))
     except ValueError as e:
         parser.error(str(e))
-    statistics = _run(io_loop, crawler, not args.no_progress and sys.stderr.isatty())
-    if output is not None:
-        output.close()
-    if server is not None:
-        server.stop()
-    sys.stdout.write(statistics.report())
+    try:
+        statistics = _run(crawler, server, not args.no_progress and sys.stderr.isatty())
+        sys.stdout.write(statistics.report())
+    except IOError as e:
+        if e.errno != errno.EPIPE:
+            raise
+        # stdout was closed early (`| head`): nobody reads the rest, nor Python's complaint.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    finally:
+        if output is not None:
+            output.close()
     if args.summary:
         _write_summary(args.summary, statistics, crawler)
     return EXIT_INTERRUPTED if statistics.interrupted else 0
@@ -137,8 +144,20 @@ def _printer(args):
     return lambda statistic: print(url_report_line(statistic))
 
 
-def _run(io_loop, crawler, show_progress):
-    """Run the crawl on `io_loop`; SIGINT and SIGTERM stop it, and it still returns."""
+@gen.coroutine
+def _crawl(crawler, server):
+    try:
+        statistics = yield crawler.crawl()
+    finally:
+        if server is not None:
+            yield server.close()
+    raise gen.Return(statistics)
+
+
+def _run(crawler, server, show_progress):
+    """Run the crawl (and the demo server); SIGINT and SIGTERM stop it, and it returns."""
+    io_loop = IOLoop.current()
+
     def on_signal(signum, frame):
         # A second Ctrl-C is the user insisting: Python's own KeyboardInterrupt.
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -150,7 +169,7 @@ def _run(io_loop, crawler, show_progress):
     if progress is not None:
         progress.start()
     try:
-        return io_loop.run_sync(crawler.crawl)
+        return io_loop.run_sync(lambda: _crawl(crawler, server))
     finally:
         if progress is not None:
             progress.stop()

@@ -14,6 +14,7 @@ from six.moves import http_client
 
 from tinytornado import gen
 from tinytornado.iostream import StreamClosedError
+from tinytornado.locks import Event
 from tinytornado.netutil import bind_sockets
 from tinytornado.tcpserver import TCPServer
 
@@ -27,29 +28,46 @@ _FRAMING_HEADERS = frozenset(['content-length', 'connection', 'transfer-encoding
 class DemoServer(TCPServer):
     """Serves `site` (anything with ``resource(path)`` returning a demosite.Resource).
 
+    With `keep_alive` False every response closes its connection.
+
     Attributes:
         requests: the path (with query) of every request, in order of arrival.
         active: requests being answered now; peak_active: the most at any time.
         on_request: if set, called with each path as its request arrives.
     """
 
-    def __init__(self, site):
+    def __init__(self, site, keep_alive=True):
         super(DemoServer, self).__init__()
         self.site = site
+        self.keep_alive = keep_alive
         self.requests = []
         self.active = 0
         self.peak_active = 0
         self.on_request = None
         self._streams = set()
+        self._all_closed = Event()
+        self._all_closed.set()
 
-    def close_connections(self):
-        """Close every open connection (stop() only stops accepting new ones)."""
+    def listen_on(self, port=0, address='127.0.0.1'):
+        """Accept connections on `address`:`port` (0: a free one); returns the port."""
+        sockets = bind_sockets(port, address=address)
+        self.add_sockets(sockets)
+        return sockets[0].getsockname()[1]
+
+    def close(self):
+        """Stop accepting, close every connection; a Future resolved once all are done.
+
+        (`stop` alone only stops accepting: connections kept alive stay open.)
+        """
+        self.stop()
         for stream in list(self._streams):
             stream.close()
+        return self._all_closed.wait()
 
     @gen.coroutine
     def handle_stream(self, stream, address):
         self._streams.add(stream)
+        self._all_closed.clear()
         # Without it, Nagle's algorithm holds a response's last segment until the client's
         # delayed ACK of the one before: 40 ms per page.
         stream.set_nodelay(True)
@@ -59,10 +77,12 @@ class DemoServer(TCPServer):
                 head = yield stream.read_until(b'\r\n\r\n', max_bytes=_MAX_REQUEST_HEAD)
                 keep_alive = yield self._answer(stream, head)
         except StreamClosedError:
-            pass  # the client went away, or close_connections() closed it
+            pass  # the client went away, or close() closed it
         finally:
             self._streams.discard(stream)
             stream.close()
+            if not self._streams:
+                self._all_closed.set()
 
     @gen.coroutine
     def _answer(self, stream, head):
@@ -73,6 +93,7 @@ class DemoServer(TCPServer):
                                b'Connection: close\r\n\r\n')
             raise gen.Return(False)
         method, path, keep_alive = request
+        keep_alive = keep_alive and self.keep_alive
         self.requests.append(path)
         if self.on_request is not None:
             self.on_request(path)
@@ -120,7 +141,5 @@ def _response_bytes(resource, is_head, keep_alive):
 
 def start_demo_server(site, port=0, address='127.0.0.1'):
     """Serve `site` on `address`:`port` (0: a free port); returns (server, port)."""
-    sockets = bind_sockets(port, address=address)
     server = DemoServer(site)
-    server.add_sockets(sockets)
-    return server, sockets[0].getsockname()[1]
+    return server, server.listen_on(port, address)

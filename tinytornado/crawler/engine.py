@@ -21,11 +21,13 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 import json
+import sys
 
 import six
 
 from tinytornado import gen
-from tinytornado.concurrent import Future, future_set_result_unless_cancelled
+from tinytornado._compat import raise_exc_info
+from tinytornado.concurrent import Future
 from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
 from tinytornado.log import app_log
@@ -37,13 +39,12 @@ from .links import content_type_charset, decode_html, extract_links, is_html_con
 from .politeness import HostHealth, RobotsCache
 from .scope import Scope
 from .seen import new_seen_set
-from .stats import CrawlStatistics, FetchStatistic
+from .stats import ROBOTS_DISALLOWED, CrawlStatistics, FetchStatistic
 from .urls import normalize_url, urljoin
 
-__all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem', 'ROBOTS_DISALLOWED']
+__all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
 
 REDIRECT_STATUSES = frozenset([300, 301, 302, 303, 307, 308])
-ROBOTS_DISALLOWED = 'RobotsDisallowed: robots.txt disallows this URL'
 USER_AGENT = 'tinycrawl/0.1 (+https://github.com/tinytornado)'
 
 # Every option of `Crawler`, with its default.
@@ -123,15 +124,10 @@ class Crawler(object):
         self.health = HostHealth(self.frontier, self.backoff, self.max_backoff,
                                  self.max_retry_after, self.max_host_failures)
         self._own_client = self.http_client is None
-        if self._own_client:
-            self.http_client = AsyncHTTPClient(force_instance=True, max_clients=self.max_tasks)
-        self.fetcher = Fetcher(self.http_client, self.user_agent, self.connect_timeout,
-                               self.request_timeout, self.max_body_size,
-                               self.download_non_html)
-        self.robots = RobotsCache(self.fetcher, self.frontier, self.user_agent, self.delay,
-                                  self.max_crawl_delay)
+        self.fetcher = self.robots = None  # made by crawl(), with the client
         self._stopped = Future()
         self._stopping = False
+        self._failure = None  # exc_info of an error that ended the crawl
 
     # -- the crawl ----------------------------------------------------------------------
 
@@ -141,8 +137,7 @@ class Crawler(object):
         self._start()
         workers = [self._work() for _ in range(self.max_tasks)]
         finished = self.frontier.join()
-        finished.add_done_callback(
-            lambda _: future_set_result_unless_cancelled(self._stopped, None))
+        finished.add_done_callback(lambda _: self._end())
         try:
             yield self._stopped
         finally:
@@ -152,6 +147,8 @@ class Crawler(object):
                 worker.cancel()
             yield workers
             self._close(todo)
+        if self._failure is not None:
+            raise_exc_info(self._failure)
         raise gen.Return(self.statistics)
 
     def stop(self):
@@ -161,9 +158,20 @@ class Crawler(object):
         the URLs not finished stay queued there for `resume`.
         """
         self._stopping = True
-        future_set_result_unless_cancelled(self._stopped, None)
+        self._end()
+
+    def _end(self):
+        if not self._stopped.done():
+            self._stopped.set_result(None)
 
     def _start(self):
+        if self._own_client:
+            self.http_client = AsyncHTTPClient(force_instance=True, max_clients=self.max_tasks)
+        self.fetcher = Fetcher(self.http_client, self.user_agent, self.connect_timeout,
+                               self.request_timeout, self.max_body_size,
+                               self.download_non_html)
+        self.robots = RobotsCache(self.fetcher, self.frontier, self.user_agent, self.delay,
+                                  self.max_crawl_delay)
         if self.journal is not None and not self.journal.is_empty():
             self._restore()
         else:
@@ -185,14 +193,27 @@ class Crawler(object):
     @gen.coroutine
     def _work(self):
         try:
-            while True:
+            # Checked as well as cancelled: a cancel that meets an outcome already on its
+            # way lets the worker go round once more.
+            while not self._stopped.done():
                 item = yield self.frontier.get()
                 try:
                     yield self._process(item)
+                except gen.CancelledError:
+                    raise
+                except Exception:
+                    # Not a URL's failure (those are recorded): the output or the journal
+                    # failed. The crawl cannot go on without them; crawl() raises it.
+                    self._fail(sys.exc_info())
                 finally:
                     self.frontier.task_done(item)
         except gen.CancelledError:
             pass  # crawl() cancels the workers once the queue is done or stop() was called
+
+    def _fail(self, exc_info):
+        if self._failure is None:
+            self._failure = exc_info
+        self.stop()
 
     # -- one URL ------------------------------------------------------------------------
 

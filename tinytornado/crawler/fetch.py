@@ -20,6 +20,7 @@ from .links import is_html_content_type
 __all__ = ['Fetcher', 'Fetched', 'BodyTooLarge', 'describe_exception', 'retry_after_seconds']
 
 RETRY_STATUSES = frozenset([429, 502, 503, 504])
+_NO_CLIENT_LIMIT = 1 << 62
 
 
 class BodyTooLarge(Exception):
@@ -127,8 +128,9 @@ class Fetcher(object):
             url, follow_redirects=follow_redirects, max_redirects=5,
             connect_timeout=self.connect_timeout, request_timeout=self.request_timeout,
             user_agent=self.user_agent, decompress_response=True,
-            # The client's own cap sits a byte above ours, so that ours speaks first.
-            max_body_size=self.max_body_size + 1,
+            # The cap is ours (Content-Length in the header callback, the decoded size as
+            # chunks come), so that a body too large is told from a broken response.
+            max_body_size=_NO_CLIENT_LIMIT,
             header_callback=download.on_header_line, streaming_callback=download.on_chunk)
         try:
             response = yield self.http_client.fetch(request, raise_error=False)

@@ -9,7 +9,11 @@ from __future__ import absolute_import, division, print_function
 import collections
 import time
 
-__all__ = ['FetchStatistic', 'CrawlStatistics', 'exception_name', 'url_report_line']
+__all__ = ['FetchStatistic', 'CrawlStatistics', 'exception_name', 'url_report_line',
+           'ROBOTS_DISALLOWED']
+
+# The `exception` of a URL robots.txt kept the crawl from fetching: not counted as a failure.
+ROBOTS_DISALLOWED = 'RobotsDisallowed: robots.txt disallows this URL'
 
 _FIELDS = ('url', 'next_url', 'status', 'exception', 'size', 'content_type', 'encoding',
            'num_urls', 'num_new_urls', 'depth', 'elapsed', 'tries')
@@ -95,7 +99,9 @@ class CrawlStatistics(object):
         if self.done is not None:
             self.done.append(statistic)
         counters = self.counters
-        if statistic.exception:
+        if statistic.exception == ROBOTS_DISALLOWED:
+            counters['robots_disallowed'] += 1
+        elif statistic.exception:
             counters['fail'] += 1
             counters['fail_' + exception_name(statistic)] += 1
         elif statistic.next_url:

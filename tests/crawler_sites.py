@@ -1,0 +1,96 @@
+"""Sites and servers for the crawler tests: hand-written pages, a flaky server, fixtures.
+
+`Pages` turns a dict into a site the demo server can serve, so that each test writes the
+few pages it needs; `serve` (a fixture) starts demo servers on the test's loop and closes
+them after it.
+"""
+from __future__ import absolute_import, division, print_function
+
+import pytest
+
+from tinytornado import gen
+from tinytornado.crawler.demo import DemoServer
+from tinytornado.crawler.demosite import Resource
+
+__all__ = ['Pages', 'FlakyServer', 'serve', 'by_url', 'links', 'HTML']
+
+HTML = 'text/html; charset=utf-8'
+
+
+class Pages(object):
+    """A site from ``{path: page}``; unknown paths are 404s.
+
+    A page is HTML text (served as 200 text/html), or a dict with some of status, headers
+    (a list of pairs), body (bytes or text), delay (seconds) and content_type.
+    """
+
+    def __init__(self, pages):
+        self.pages = pages
+
+    def resource(self, path):
+        page = self.pages.get(path)
+        if page is None:
+            return Resource(404, [('Content-Type', HTML)], b'not found', 0.0)
+        if not isinstance(page, dict):
+            page = {'body': page}
+        body = page.get('body', b'')
+        if not isinstance(body, bytes):
+            body = body.encode('utf-8')
+        headers = [('Content-Type', page.get('content_type', HTML))] + page.get('headers', [])
+        return Resource(page.get('status', 200), headers, body, page.get('delay', 0.0))
+
+
+def links(*hrefs):
+    """An HTML page linking to each href."""
+    return '<html><body>%s</body></html>' % ''.join('<a href="%s">x</a>' % href
+                                                    for href in hrefs)
+
+
+class FlakyServer(DemoServer):
+    """A demo server that drops the connection, answering nothing, for some requests.
+
+    `failures` maps a path to how many of its requests are dropped (None: all of them).
+    Every response closes its connection, so the client never meets a dropped connection
+    it could take for a stale pooled one (and retry by itself).
+    """
+
+    def __init__(self, site, failures):
+        super(FlakyServer, self).__init__(site, keep_alive=False)
+        self.failures = dict(failures)
+
+    @gen.coroutine
+    def _answer(self, stream, head):
+        path = head.split(b' ')[1].decode('latin-1')
+        remaining = self.failures.get(path, 0)
+        if remaining is None or remaining > 0:
+            if remaining is not None:
+                self.failures[path] = remaining - 1
+            self.requests.append(path)
+            stream.close()
+            raise gen.Return(False)
+        keep_alive = yield super(FlakyServer, self)._answer(stream, head)
+        raise gen.Return(keep_alive)
+
+
+@pytest.fixture
+def serve(io_loop):
+    """``serve(site)`` -> (server, 'http://127.0.0.1:port'); servers close after the test.
+
+    ``serve(site, server_class=FlakyServer, failures={...})`` starts another kind.
+    """
+    servers = []
+
+    def start(site, server_class=DemoServer, **kwargs):
+        server = server_class(site, **kwargs)
+        port = server.listen_on()
+        servers.append(server)
+        return server, 'http://127.0.0.1:%d' % port
+
+    yield start
+    for server in servers:
+        io_loop.run_sync(server.close, timeout=5)
+
+
+def by_url(statistics):
+    """{url: FetchStatistic} of a finished crawl."""
+    return dict((statistic.url, statistic) for statistic in statistics.done)
