@@ -43,6 +43,9 @@ setup(
             'pytest>=4.6,<5; python_version < "3"',
             'pytest>=6,<7.1; python_version >= "3" and python_version < "3.7"',
             'pytest>=6; python_version >= "3.7"',
+            # The TLS tests make a CA and certificates at run time (3.3 is 2.7's last).
+            'cryptography<3.4; python_version < "3"',
+            'cryptography; python_version >= "3"',
         ],
     },
     entry_points={
