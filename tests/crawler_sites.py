@@ -11,8 +11,10 @@ import pytest
 from tinytornado import gen
 from tinytornado.crawler.demo import DemoServer
 from tinytornado.crawler.demosite import Resource
+from tinytornado.ioloop import IOLoop
 
-__all__ = ['Pages', 'FlakyServer', 'serve', 'by_url', 'links', 'HTML']
+__all__ = ['Pages', 'FlakyServer', 'serve', 'by_url', 'links', 'robots_txt', 'request_log',
+           'HTML']
 
 HTML = 'text/html; charset=utf-8'
 
@@ -21,16 +23,21 @@ class Pages(object):
     """A site from ``{path: page}``; unknown paths are 404s.
 
     A page is HTML text (served as 200 text/html), or a dict with some of status, headers
-    (a list of pairs), body (bytes or text), delay (seconds) and content_type.
+    (a list of pairs), body (bytes or text), delay (seconds) and content_type, or a list
+    of those: one per request, the last one repeated.
     """
 
     def __init__(self, pages):
-        self.pages = pages
+        self.pages = dict(pages)
 
     def resource(self, path):
         page = self.pages.get(path)
         if page is None:
             return Resource(404, [('Content-Type', HTML)], b'not found', 0.0)
+        if isinstance(page, list):
+            if len(page) > 1:
+                self.pages[path] = page[1:]
+            page = page[0]
         if not isinstance(page, dict):
             page = {'body': page}
         body = page.get('body', b'')
@@ -65,7 +72,7 @@ class FlakyServer(DemoServer):
         if remaining is None or remaining > 0:
             if remaining is not None:
                 self.failures[path] = remaining - 1
-            self.requests.append(path)
+            self.note_request(path)
             stream.close()
             raise gen.Return(False)
         keep_alive = yield super(FlakyServer, self)._answer(stream, head)
@@ -89,6 +96,18 @@ def serve(io_loop):
     yield start
     for server in servers:
         io_loop.run_sync(server.close, timeout=5)
+
+
+def robots_txt(text):
+    return {'content_type': 'text/plain', 'body': text}
+
+
+def request_log(server):
+    """A list the server appends (path, loop time) to as each request arrives."""
+    log = []
+    io_loop = IOLoop.current()
+    server.on_request = lambda path: log.append((path, io_loop.time()))
+    return log
 
 
 def by_url(statistics):

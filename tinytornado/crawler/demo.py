@@ -64,6 +64,12 @@ class DemoServer(TCPServer):
             stream.close()
         return self._all_closed.wait()
 
+    def note_request(self, path):
+        """Count a request for `path` (`requests`, `on_request`)."""
+        self.requests.append(path)
+        if self.on_request is not None:
+            self.on_request(path)
+
     @gen.coroutine
     def handle_stream(self, stream, address):
         self._streams.add(stream)
@@ -94,9 +100,7 @@ class DemoServer(TCPServer):
             raise gen.Return(False)
         method, path, keep_alive = request
         keep_alive = keep_alive and self.keep_alive
-        self.requests.append(path)
-        if self.on_request is not None:
-            self.on_request(path)
+        self.note_request(path)
         self.active += 1
         self.peak_active = max(self.peak_active, self.active)
         try:

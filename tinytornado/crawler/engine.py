@@ -239,10 +239,17 @@ class Crawler(object):
             raise gen.Return(self._statistic(item, started, exception=self._given_up(item)))
         try:
             if self.obey_robots:
+                had_rules = self.robots.has_rules(item.url)
                 allowed = yield self.robots.allowed(item.url, item.host)
                 if not allowed:
                     raise gen.Return(self._statistic(item, started,
                                                      exception=ROBOTS_DISALLOWED))
+                if not had_rules and self.frontier.host_delay(item.host):
+                    # robots.txt was just read, for this item, and the host wants a delay
+                    # (from it, or from the crawl's own): back to the frontier for a turn.
+                    self.frontier.put(item, front=True)
+                    raise gen.Return(None)
+            self.frontier.request_started(item.host)
             fetched = yield self.fetcher.fetch(item.url)
         except (gen.Return, gen.CancelledError):
             raise

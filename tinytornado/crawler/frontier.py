@@ -112,11 +112,23 @@ class Frontier(object):
         """A Future resolved once every item put has been marked done."""
         return self._finished.wait()
 
+    def request_started(self, key):
+        """A request to host `key` starts now: the politeness delay counts from here.
+
+        `get` counts from when it hands an item out; a worker that makes other requests
+        first (robots.txt) calls this before each one, so the host sees the delay.
+        """
+        self._host(key).last_start = self.io_loop.time()
+
     def set_host_delay(self, key, delay):
         """Seconds between the starts of two requests to host `key` from now on."""
         host = self._host(key)
         host.delay = delay
         self._reschedule(host)
+
+    def host_delay(self, key):
+        """Seconds between the starts of two requests to host `key`."""
+        return self._host(key).delay
 
     def pause_host(self, key, seconds):
         """Ask host `key` for nothing during the next `seconds` (a pause only grows)."""

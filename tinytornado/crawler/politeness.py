@@ -45,6 +45,11 @@ class RobotsCache(object):
         self.max_crawl_delay = max_crawl_delay
         self._rules = {}  # robots.txt URL -> Future of its RobotsRules
 
+    def has_rules(self, url):
+        """True if the robots.txt of the site of `url` has been read."""
+        future = self._rules.get(robots_url(url))
+        return future is not None and future.done()
+
     def allowed(self, url, host):
         """A Future of True if robots.txt lets the crawl fetch `url` (of frontier `host`).
 
@@ -66,6 +71,7 @@ class RobotsCache(object):
 
     @gen.coroutine
     def _load(self, robots_txt, host):
+        self.frontier.request_started(host)
         fetched = yield self.fetcher.fetch(robots_txt, follow_redirects=True,
                                            download_non_html=True)
         if fetched.status is None or fetched.status >= 500 or fetched.status == 429:
