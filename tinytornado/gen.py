@@ -130,7 +130,7 @@ class Runner(object):
         self.running = False
         self.finished = False
         self.must_cancel = False
-        result_future.set_canceller(self.cancel)
+        result_future._canceller = self.cancel  # set_canceller(), without the call.
         if self.handle_yield(first_yielded):
             self.run()
 
@@ -160,15 +160,13 @@ class Runner(object):
                     else:
                         yielded = throw_exc_info(self.gen, exc_info)
                 except Return as e:
-                    self._finish(future_set_result_unless_cancelled,
-                                 e.args[0] if e.args else None)
+                    self._finish(e.args[0] if e.args else None)
                     return
                 except StopIteration as e:
-                    self._finish(future_set_result_unless_cancelled,
-                                 value_from_stop_iteration(e))
+                    self._finish(value_from_stop_iteration(e))
                     return
                 except Exception:
-                    self._finish(future_set_exc_info, sys.exc_info())
+                    self._finish(None, sys.exc_info())
                     return
                 finally:
                     exc_info = future = None
@@ -228,13 +226,17 @@ class Runner(object):
         else:
             self.io_loop.add_callback(self.run)
 
-    def _finish(self, resolve, outcome):
+    def _finish(self, value, exc_info=None):
         self.finished = True
         self.gen = None
+        future = self.result_future
         previous = _returning.future
-        _returning.future = self.result_future
+        _returning.future = future
         try:
-            resolve(self.result_future, outcome)
+            if exc_info is not None:
+                future_set_exc_info(future, exc_info)
+            elif future._state is _PENDING:  # Not resolved from outside meanwhile.
+                future.set_result(value)
         finally:
             _returning.future = previous
 
