@@ -1,0 +1,39 @@
+"""Crawl a site from a script: `Crawler(roots).crawl()` run to its end by `IOLoop.run_sync`.
+
+    python examples/crawl.py [URL...]     # no URL: serve the demo site and crawl it
+
+The third stage of the 500 Lines crawler: a queue of URLs, workers taking from it, the
+crawl waiting until the queue is done. `tinytornado.crawler.__main__` is the same with
+every option on the command line (``python -m tinytornado.crawler --help``).
+"""
+from __future__ import absolute_import, division, print_function
+
+import sys
+
+from tinytornado.crawler import Crawler
+from tinytornado.crawler.demo import start_demo_server
+from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.stats import url_report_line
+from tinytornado.ioloop import IOLoop
+
+__all__ = ['main']
+
+
+def main(argv=None):
+    roots = sys.argv[1:] if argv is None else argv
+    io_loop = IOLoop.current()
+    server = None
+    if not roots:
+        server, port = start_demo_server(Site(pages=100))
+        roots = ['http://127.0.0.1:%d/' % port]
+    statistics = io_loop.run_sync(Crawler(roots, max_tasks=10).crawl)
+    for statistic in sorted(statistics.done)[:10]:
+        print(url_report_line(statistic))
+    print('...')
+    print(statistics.report())
+    if server is not None:
+        io_loop.run_sync(server.close)
+
+
+if __name__ == '__main__':
+    main()
