@@ -30,7 +30,7 @@ def main(argv=None):
     for statistic in sorted(statistics.done)[:10]:
         print(url_report_line(statistic))
     print('...')
-    print(statistics.report())
+    sys.stdout.write(statistics.report())
     if server is not None:
         io_loop.run_sync(server.close)
 

@@ -1,0 +1,179 @@
+"""The command line (in this process, and as ``python -m tinytornado.crawler``), Ctrl-C, a crawl
+killed with SIGKILL and resumed from its journal, the progress line on a terminal, and the
+examples.
+
+Subprocess crawls fetch from a demo server on the test's own loop, so the test sees every
+request the crawl makes and can interrupt or kill it at a chosen point.
+"""
+from __future__ import absolute_import, division, print_function
+
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from tinytornado import gen
+from tinytornado.crawler.__main__ import EXIT_INTERRUPTED, main
+from tinytornado.crawler.demosite import Site
+
+from crawler_sites import serve  # noqa: F401  (a fixture)
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        'examples')
+
+
+def read_json_lines(path):
+    with io.open(path, encoding='utf-8') as lines:
+        return [json.loads(line) for line in lines]
+
+
+def start_crawl(*args, **kwargs):
+    """``python -m tinytornado.crawler args...`` in a new process."""
+    return subprocess.Popen([sys.executable, '-m', 'tinytornado.crawler'] + list(args),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+@gen.coroutine
+def wait_for(process, timeout=20):
+    """Wait, without blocking the loop (it serves the crawl), for `process` to exit."""
+    waited = 0.0
+    while process.poll() is None:
+        if waited > timeout:
+            process.kill()
+            raise AssertionError('the crawl did not end')
+        yield gen.sleep(0.02)
+        waited += 0.02
+    outputs = process.communicate()
+    raise gen.Return((process.returncode,) + tuple(
+        (output or b'').decode('utf-8') for output in outputs))
+
+
+def test_demo_crawl_with_output_and_summary(io_loop, tmpdir, capsys):
+    output, summary = str(tmpdir.join('out.jsonl')), str(tmpdir.join('summary.json'))
+    status = main(['--demo', '--demo-pages', '30', '--output', output, '--summary', summary,
+                   '--no-progress'])
+    report = capsys.readouterr().out
+    assert status == 0
+    lines = read_json_lines(output)
+    assert report.startswith('Finished %d urls in ' % len(lines))
+    with io.open(summary, encoding='utf-8') as summary_file:
+        totals = json.load(summary_file)
+    assert totals['urls'] == len(lines) and totals['todo'] == 0
+    statuses = [line['status'] for line in lines if line['status'] is not None]
+    assert totals['counters']['status_200'] == statuses.count(200)
+    assert '%*s %10d' % (len('status_200') + 4, 'status_200', statuses.count(200)) in report
+
+
+def test_command_line_errors(io_loop, capsys):
+    for argv in ([], ['--resume'], ['ftp://example.com/']):
+        with pytest.raises(SystemExit) as raised:
+            main(argv)
+        assert raised.value.code == 2
+    assert 'not an http' in capsys.readouterr().err
+
+
+def test_verbose_prints_a_line_per_url(io_loop, capsys):
+    assert main(['--demo', '--demo-pages', '10', '-v', '--max-pages', '5']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0].startswith('http://127.0.0.1:') for line in lines[:5]] == [True] * 5
+    assert lines[5].startswith('Finished 5 urls')
+
+
+def test_ctrl_c_stops_the_crawl_with_a_report(serve):
+    site = Site(seed=0, pages=60, slow_fraction=0.5, slow_delay=0.05)
+    server, origin = serve(site)
+    process = start_crawl(origin + '/', '--max-tasks', '2')
+    server.on_request = lambda path: (len(server.requests) == 10 and
+                                      process.send_signal(signal.SIGINT))
+    status, report, errors = yield wait_for(process)
+    assert status == EXIT_INTERRUPTED, errors
+    assert 'Interrupted' in report
+    done = int(report.split('Done: ')[1].split()[0])
+    todo = int(report.split('Todo: ')[1].split()[0])
+    assert done < 15 and todo > 0
+
+
+def journal_done_urls(path):
+    connection = sqlite3.connect(path)
+    try:
+        return set(url for (url,) in connection.execute(
+            'SELECT url FROM urls WHERE statistic IS NOT NULL'))
+    finally:
+        connection.close()
+
+
+def test_a_killed_crawl_resumes_from_its_journal(serve, tmpdir):
+    site = Site(seed=6, pages=60, slow_fraction=0.3, slow_delay=0.02)
+    server, origin = serve(site)
+    state, output = str(tmpdir.join('state.sqlite')), str(tmpdir.join('out.jsonl'))
+    args = [origin + '/', '--state', state, '--output', output, '--max-tasks', '4']
+    killed = start_crawl(*args)
+    server.on_request = lambda path: (len(server.requests) == 30 and
+                                      os.kill(killed.pid, signal.SIGKILL))
+    status, _, _ = yield wait_for(killed)
+    assert status == -signal.SIGKILL
+    first_requests = list(server.requests)
+    done_first = set(url[len(origin):] for url in journal_done_urls(state))
+    assert 0 < len(done_first) < 30
+    server.on_request = None
+    del server.requests[:]
+    status, report, errors = yield wait_for(start_crawl('--state', state, '--resume',
+                                                        '--output', output))
+    assert status == 0, errors
+    assert 'Resumed: %d urls' % len(done_first) in report
+    # Every URL once in the journal, and the output has them all.
+    fetched = dict((line['url'], line['status']) for line in read_json_lines(output)
+                   if line['status'] is not None)
+    assert fetched == site.expected_crawl(origin + '/')
+    # None fetched twice but those in flight at the kill (at most one per worker).
+    again = (set(first_requests) & set(server.requests)) - set(['/robots.txt'])
+    assert not again & done_first
+    assert len(again) <= 4
+
+
+@pytest.mark.skipif(not hasattr(os, 'openpty'), reason='needs a pseudo-terminal')
+def test_progress_line_on_a_terminal(serve):
+    server, origin = serve(Site(seed=0, pages=40, slow_fraction=0.5, slow_delay=0.05))
+    master, slave = os.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, '-m', 'tinytornado.crawler', origin + '/', '--max-tasks', '2'],
+            stdout=subprocess.PIPE, stderr=slave)
+        status, _, _ = yield wait_for(process)
+        os.close(slave)
+        slave = None
+        terminal = os.read(master, 65536).decode('utf-8')
+    finally:
+        os.close(master)
+        if slave is not None:
+            os.close(slave)
+    assert status == 0
+    assert ' done, ' in terminal and ' queued, ' in terminal and 'urls/s' in terminal
+
+
+def test_no_progress_line_when_not_a_terminal(serve):
+    server, origin = serve(Site(seed=0, pages=10))
+    status, report, errors = yield wait_for(start_crawl(origin + '/'))
+    assert (status, errors) == (0, '')
+    assert report.startswith('Finished ')
+
+
+def run_example(name):
+    return subprocess.check_output([sys.executable, os.path.join(EXAMPLES, name)])
+
+
+def test_the_two_fetch_examples_agree():
+    with_callbacks = run_example('fetch_callbacks.py')
+    assert with_callbacks.decode('ascii').startswith('HTTP/1.1 200 OK - ')
+    assert with_callbacks == run_example('fetch_coroutine.py')
+
+
+def test_crawl_example():
+    lines = run_example('crawl.py').decode('utf-8').splitlines()
+    assert lines[10] == '...' and lines[11].startswith('Finished ')
+    assert 'Done: %s' % lines[11].split()[1] in lines
