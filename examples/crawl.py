@@ -11,8 +11,7 @@ from __future__ import absolute_import, division, print_function
 import sys
 
 from tinytornado.crawler import Crawler
-from tinytornado.crawler.demo import start_demo_server
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo import urls_or_demo
 from tinytornado.crawler.stats import url_report_line
 from tinytornado.ioloop import IOLoop
 
@@ -20,12 +19,8 @@ __all__ = ['main']
 
 
 def main(argv=None):
-    roots = sys.argv[1:] if argv is None else argv
+    roots, server = urls_or_demo(sys.argv[1:] if argv is None else argv)
     io_loop = IOLoop.current()
-    server = None
-    if not roots:
-        server, port = start_demo_server(Site(pages=100))
-        roots = ['http://127.0.0.1:%d/' % port]
     statistics = io_loop.run_sync(Crawler(roots, max_tasks=10).crawl)
     for statistic in sorted(statistics.done)[:10]:
         print(url_report_line(statistic))

@@ -16,8 +16,7 @@ import sys
 
 from six.moves.urllib.parse import urlsplit
 
-from tinytornado.crawler.demo import start_demo_server
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo import urls_or_demo
 from tinytornado.ioloop import IOLoop
 
 __all__ = ['Fetcher', 'main']
@@ -68,12 +67,7 @@ class Fetcher(object):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     io_loop = IOLoop.current()
-    server = None
-    if argv:
-        url = argv[0]
-    else:
-        server, port = start_demo_server(Site(pages=20))
-        url = 'http://127.0.0.1:%d/' % port
+    [url], server = urls_or_demo(argv[:1], pages=20)
 
     def done(response):
         print(response.split(b'\r\n', 1)[0].decode('latin-1'), '-', len(response), 'bytes')

@@ -15,8 +15,7 @@ import sys
 from six.moves.urllib.parse import urlsplit
 
 from tinytornado import gen
-from tinytornado.crawler.demo import start_demo_server
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo import urls_or_demo
 from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import IOStream
 
@@ -41,12 +40,7 @@ def fetch(url):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    server = None
-    if argv:
-        url = argv[0]
-    else:
-        server, port = start_demo_server(Site(pages=20))
-        url = 'http://127.0.0.1:%d/' % port
+    [url], server = urls_or_demo(argv[:1], pages=20)
     response = IOLoop.current().run_sync(lambda: fetch(url))
     print(response.split(b'\r\n', 1)[0].decode('latin-1'), '-', len(response), 'bytes')
     if server is not None:

@@ -11,8 +11,9 @@ import logging
 
 import pytest
 
-# `loops` (tests/loops.py) runs every test that uses io_loop on each kind of loop.
-pytest_plugins = ['pytester', 'tinytornado.pytest_plugin', 'loops']
+# `loops` (tests/loops.py) runs every test that uses io_loop on each kind of loop;
+# `crawler_sites` gives the crawler tests their `serve` fixture.
+pytest_plugins = ['pytester', 'tinytornado.pytest_plugin', 'loops', 'crawler_sites']
 
 
 def pytest_configure(config):

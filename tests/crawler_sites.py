@@ -1,8 +1,8 @@
 """Sites and servers for the crawler tests: hand-written pages, a flaky server, fixtures.
 
 `Pages` turns a dict into a site the demo server can serve, so that each test writes the
-few pages it needs; `serve` (a fixture) starts demo servers on the test's loop and closes
-them after it.
+few pages it needs; `serve` (a fixture, registered by conftest.py) starts demo servers on
+the test's loop and closes them after it.
 """
 from __future__ import absolute_import, division, print_function
 

@@ -14,7 +14,7 @@ from tinytornado.crawler import engine
 from tinytornado.crawler.demosite import Site
 from tinytornado.crawler.engine import Crawler
 
-from crawler_sites import HTML, FlakyServer, Pages, by_url, links, serve  # noqa: F401
+from crawler_sites import FlakyServer, Pages, by_url, links
 
 
 @gen.coroutine

@@ -21,7 +21,6 @@ from tinytornado import gen
 from tinytornado.crawler.__main__ import EXIT_INTERRUPTED, main
 from tinytornado.crawler.demosite import Site
 
-from crawler_sites import serve  # noqa: F401  (a fixture)
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         'examples')

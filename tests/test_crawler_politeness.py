@@ -11,9 +11,7 @@ from tinytornado.crawler.demosite import Site
 from tinytornado.crawler.engine import Crawler
 from tinytornado.crawler.stats import ROBOTS_DISALLOWED
 
-from crawler_sites import (  # noqa: F401  (serve: a fixture)
-    FlakyServer, Pages, by_url, links, request_log, robots_txt, serve,
-)
+from crawler_sites import FlakyServer, Pages, by_url, links, request_log, robots_txt
 
 # Loop timers fire at their deadline or a little later, never earlier; the slack covers the
 # server reading the time a moment before the client's timer would.

@@ -12,7 +12,7 @@ from tinytornado._compat import PY2, futures
 from tinytornado.crawler.demosite import Site
 from tinytornado.crawler.engine import Crawler
 
-from crawler_sites import by_url, serve  # noqa: F401  (serve: a fixture)
+from crawler_sites import by_url
 
 pytestmark = pytest.mark.skipif(PY2, reason='asyncio needs Python 3')
 

@@ -13,7 +13,7 @@ from tinytornado.crawler.demosite import Site
 from tinytornado.crawler.engine import Crawler
 from tinytornado.crawler.journal import Journal
 
-from crawler_sites import Pages, by_url, links, serve  # noqa: F401  (serve: a fixture)
+from crawler_sites import Pages, by_url, links
 
 
 @gen.coroutine

@@ -18,7 +18,9 @@ from tinytornado.locks import Event
 from tinytornado.netutil import bind_sockets
 from tinytornado.tcpserver import TCPServer
 
-__all__ = ['DemoServer', 'start_demo_server']
+from .demosite import Site
+
+__all__ = ['DemoServer', 'start_demo_server', 'urls_or_demo']
 
 _MAX_REQUEST_HEAD = 65536
 _REQUEST_LINE_RE = re.compile(br'\A([A-Z]+) (\S+) HTTP/1\.([01])\Z')
@@ -147,3 +149,12 @@ def start_demo_server(site, port=0, address='127.0.0.1'):
     """Serve `site` on `address`:`port` (0: a free port); returns (server, port)."""
     server = DemoServer(site)
     return server, server.listen_on(port, address)
+
+
+def urls_or_demo(urls, pages=100):
+    """``(urls, None)`` if `urls` has any; else serve a demo site of `pages` pages and
+    return ``([its root URL], server)``. For scripts that work with no network."""
+    if urls:
+        return list(urls), None
+    server, port = start_demo_server(Site(pages=pages))
+    return ['http://127.0.0.1:%d/' % port], server
