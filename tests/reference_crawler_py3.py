@@ -81,7 +81,9 @@ class ReferenceCrawler:
 def reference_crawl(root, max_tasks=10):
     """{url: status} of a crawl from `root`, on a new asyncio loop in this thread."""
     loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)  # 3.6's Queue asks for the current loop
     try:
         return loop.run_until_complete(ReferenceCrawler(root, max_tasks).crawl())
     finally:
+        asyncio.set_event_loop(None)
         loop.close()
