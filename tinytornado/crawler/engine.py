@@ -305,8 +305,10 @@ class Crawler(object):
         links = extract_links(text, item.url, frames=self.frames)
         depth = item.depth + 1
         if self.max_depth is None or depth <= self.max_depth:
+            seen_urls = self.seen_urls
             for link in links:
-                if self.scope.allows(link):
+                # Most links were seen before: the cheap test first.
+                if link not in seen_urls and self.scope.allows(link):
                     new_item = self._admit(link, depth, self.max_redirect)
                     if new_item is not None:
                         new_items.append(new_item)
