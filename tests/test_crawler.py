@@ -7,6 +7,8 @@ the server saw.
 """
 from __future__ import absolute_import, division, print_function
 
+import socket
+
 import pytest
 
 from tinytornado import gen
@@ -287,6 +289,31 @@ def test_request_timeout(serve):
     statistics = yield crawl([origin + '/'], request_timeout=0.1, max_tries=1)
     slow = by_url(statistics)[origin + '/slow']
     assert slow.status is None and 'Timeout' in slow.exception
+
+
+@pytest.fixture
+def unanswering_origin():
+    """An origin whose connects hang: its listener's accept queue is full, so the kernel
+    drops further SYNs instead of answering them."""
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(0)
+    fillers = []
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(listener.getsockname())
+        fillers.append(filler)
+    yield 'http://127.0.0.1:%d' % listener.getsockname()[1]
+    for sock in fillers + [listener]:
+        sock.close()
+
+
+def test_connect_timeout(unanswering_origin):
+    statistics = yield crawl([unanswering_origin + '/'], connect_timeout=0.2,
+                             request_timeout=5, max_tries=1, obey_robots=False)
+    root = by_url(statistics)[unanswering_origin + '/']
+    assert root.status is None and 'Timeout while connecting' in root.exception
 
 
 def test_body_size_cap(serve):
