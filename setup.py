@@ -46,6 +46,8 @@ setup(
             # The TLS tests make a CA and certificates at run time (3.3 is 2.7's last).
             'cryptography<3.4; python_version < "3"',
             'cryptography; python_version >= "3"',
+            # AsyncIOLoop's tests also run on uvloop's loop where it installs.
+            'uvloop; python_version >= "3.7" and sys_platform != "win32"',
         ],
     },
     entry_points={
