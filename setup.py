@@ -39,6 +39,13 @@ setup(
         'publicsuffixlist>=0.9; python_version >= "3"',
     ],
     extras_require={
+        # The peers benchmarks/run.py compares with (nginx and wrk come from apt).
+        'bench': [
+            'tornado==5.1.1; python_version < "3"',
+            'tornado>=6; python_version >= "3"',
+            'aiohttp>=3.7; python_version >= "3.6"',
+            'uvloop>=0.14; python_version >= "3.6" and sys_platform != "win32"',
+        ],
         'test': [
             'pytest>=4.6,<5; python_version < "3"',
             'pytest>=6,<7.1; python_version >= "3" and python_version < "3.7"',

@@ -360,7 +360,7 @@ class IOLoop(object):
         # pass schedules for "now" runs in the next pass, as in asyncio.
         due = self._timers.pop_due(self.time()) if self._timers else None
         callbacks = self._callbacks
-        for _ in range(len(callbacks)):
+        for _ in itertools.repeat(None, len(callbacks)):  # range() is a list on 2.7.
             callback, args = callbacks.popleft()
             # _run_callback, inlined: this is the loop's hottest line.
             try:
