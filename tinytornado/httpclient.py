@@ -4,53 +4,41 @@ The names and behaviour are Tornado 5.1's (`HTTPRequest`, `HTTPResponse`, `HTTPC
 one client per IOLoop, `configure`), with a connection pool where Tornado's simple client
 opened a connection per request.
 
-How a fetch runs: it waits for a *slot* (at most `max_clients` requests in flight, at most
-`max_host_clients` per (scheme, host, port)), bounded only by `queue_timeout`; then its own
-clock starts (Tornado #1400: time in the queue does not eat `request_timeout`). It takes the
-most recently used idle connection to that origin, or opens one (`connect_timeout`), writes
-the request, and feeds what it reads to the sans-IO `HTTP1ClientProtocol` until the response
-ends. A connection both sides allow to go on returns to the pool; any error closes it.
+How a fetch runs: it waits for a *slot* in the pool (at most `max_clients` requests in
+flight, at most `max_host_clients` per (scheme, host, port)), bounded only by
+`queue_timeout`; then its own clock starts (Tornado #1400: time in the queue does not eat
+`request_timeout`). It takes the most recently used idle connection to that origin, or opens
+one (`connect_timeout`), writes the request, and feeds what it reads to the sans-IO
+`HTTP1ClientProtocol` until the response ends. A connection both sides allow to go on
+returns to the pool; any error closes it, and ends the fetch with an exception that says
+what went wrong.
 
-Invariants: every connection is either in use by exactly one fetch or idle in the pool with
-a one-byte read pending, so whatever the server sends to an idle connection (a close, a
-reset, stray bytes) retires it; at most `max_clients` connections are open, idle ones
-included (the least recently used idle one is closed to make room); every failure ends the
-fetch with an exception that says what went wrong, and closes its connection.
+The parts: `_httprequest` (what a request means on the wire), `_http1connection` (one
+request and its response over one connection), `_httppool` (slots and idle connections),
+`_httperrors` (the errors, public here).
 """
 from __future__ import absolute_import, division, print_function
 
-import base64
-import calendar
-import collections
-import copy
-import datetime
-import email.utils
-import errno
-import functools
 import importlib
 import io
-import numbers
-import select
-import socket
-import ssl
 import time
 import weakref
 
 from six.moves import http_client
-from six.moves.urllib.parse import urljoin, urlsplit
 
-from tinytornado import gen, version
+from tinytornado import gen
 from tinytornado._compat import string_types, text_type
-from tinytornado.concurrent import CancelledError, Future, TimeoutError
-from tinytornado.httputil import (
-    NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, EndOfMessage, HTTP1ClientProtocol,
-    HTTPHeaders, HTTPInputError, NoResponseError, ResponseHead, DEFAULT_MAX_HEADER_SIZE,
+from tinytornado._http1connection import Exchange, data_at_close
+from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
+from tinytornado._httppool import ConnectionPool
+from tinytornado._httprequest import (
+    RequestProxy, SSLContexts, format_timestamp, native_url, redirected_request,
 )
+from tinytornado.concurrent import CancelledError, Future
+from tinytornado.httputil import HTTPHeaders, DEFAULT_MAX_HEADER_SIZE
 from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import StreamClosedError
-from tinytornado.netutil import (
-    OverrideResolver, Resolver, errno_from_exception, ssl_options_to_context,
-)
+from tinytornado.netutil import OverrideResolver, Resolver
 from tinytornado.tcpclient import TCPClient
 
 __all__ = [
@@ -58,66 +46,10 @@ __all__ = [
     'HTTPTimeoutError', 'HTTPStreamClosedError',
 ]
 
-_READ_CHUNK_SIZE = 65536
 _DEFAULT_MAX_BUFFER_SIZE = 100 * 1024 * 1024  # Tornado's; also the default max_body_size
-_SUPPORTED_METHODS = frozenset(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
-_BODY_METHODS = frozenset(['POST', 'PATCH', 'PUT'])
-# Requests that may be sent twice: RFC 9110 9.2.2's idempotent methods (TRACE aside).
-_IDEMPOTENT_METHODS = frozenset(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
-_REDIRECT_CODES = frozenset([301, 302, 303, 307, 308])
-_BODYLESS_CODES = frozenset([204, 304])  # their Content-Length describes another response
-# How a server that timed out an idle connection shows it to the next request.
-_STALE_CONNECTION_ERRNOS = frozenset([errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED])
-_UNSUPPORTED_OPTIONS = ('proxy_host', 'proxy_port', 'proxy_username', 'proxy_password',
-                        'proxy_auth_mode', 'body_producer', 'expect_100_continue')
-
-
-# --- Errors --------------------------------------------------------------------------------
-
-class HTTPClientError(Exception):
-    """An HTTP response with a non-2xx code (`response` is attached), or code 599 for a
-    failure that produced no response (see the subclasses).
-
-    Attributes: `code`, `message` (the reason phrase by default), `response`.
-    """
-
-    def __init__(self, code, message=None, response=None):
-        self.code = code
-        self.message = message or http_client.responses.get(code, 'Unknown')
-        self.response = response
-        super(HTTPClientError, self).__init__(code, message, response)
-
-    def __str__(self):
-        return 'HTTP %d: %s' % (self.code, self.message)
-
-    __repr__ = __str__  # the default repr would show the whole response
-
 
 HTTPError = HTTPClientError  # Tornado's older name
 
-
-class HTTPTimeoutError(HTTPClientError):
-    """Code 599: 'Timeout while connecting', 'Timeout during request' or 'Timeout in
-    request queue'."""
-
-    def __init__(self, message):
-        super(HTTPTimeoutError, self).__init__(599, message=message)
-
-    def __str__(self):
-        return self.message or 'Timeout'
-
-
-class HTTPStreamClosedError(HTTPClientError):
-    """Code 599: the connection closed where nothing else explains it."""
-
-    def __init__(self, message):
-        super(HTTPStreamClosedError, self).__init__(599, message=message)
-
-    def __str__(self):
-        return self.message or 'Stream closed'
-
-
-# --- Requests and responses ---------------------------------------------------------------
 
 class HTTPRequest(object):
     """One HTTP request, with Tornado 5.1's arguments.
@@ -165,8 +97,8 @@ class HTTPRequest(object):
                  ssl_options=None, max_body_size=None):
         self.headers = headers
         if if_modified_since:
-            self.headers['If-Modified-Since'] = _format_timestamp(if_modified_since)
-        self.url = _native(url)
+            self.headers['If-Modified-Since'] = format_timestamp(if_modified_since)
+        self.url = native_url(url)
         self.method = method
         self.body = body
         self.auth_username, self.auth_password, self.auth_mode = (
@@ -209,32 +141,6 @@ class HTTPRequest(object):
         return '<HTTPRequest %s %s>' % (self.method, self.url)
 
 
-class _RequestProxy(object):
-    """A request whose None attributes read as the client's defaults.
-
-    The values are copied when the proxy is made (a fetch reads them some twenty times:
-    plain attributes are much cheaper than a __getattr__ each time); the request must not
-    change while it is being fetched.
-    """
-
-    def __init__(self, request, defaults):
-        values = self.__dict__
-        values.update(defaults)
-        values.update(request.__dict__)
-        for name, value in defaults.items():
-            if values.get(name) is None:
-                values[name] = value
-        values['headers'], values['body'] = request.headers, request.body  # properties
-        self.request = request
-        self.defaults = defaults
-
-    def __getattr__(self, name):  # attributes set on the request after the copy
-        value = getattr(self.request, name)
-        if value is None:
-            return self.defaults.get(name)
-        return value
-
-
 class HTTPResponse(object):
     """The response to an HTTPRequest (Tornado 5.1's attributes).
 
@@ -255,7 +161,7 @@ class HTTPResponse(object):
     def __init__(self, request, code, headers=None, buffer=None, effective_url=None,
                  error=None, request_time=None, time_info=None, reason=None,
                  start_time=None):
-        self.request = request.request if isinstance(request, _RequestProxy) else request
+        self.request = request
         self.code = code
         self.reason = reason or http_client.responses.get(code, 'Unknown')
         self.headers = headers if headers is not None else HTTPHeaders()
@@ -380,9 +286,9 @@ class AsyncHTTPClient(object):
             resolver = OverrideResolver(resolver, hostname_mapping)
         self.resolver = resolver
         self.tcp_client = TCPClient(resolver=resolver)
-        self._pool = _ConnectionPool(self.io_loop, max_clients,
-                                     max_host_clients or max_clients, queue_timeout)
-        self._ssl_contexts = {}
+        self._pool = ConnectionPool(self.io_loop, max_clients,
+                                    max_host_clients or max_clients, queue_timeout)
+        self._ssl_contexts = SSLContexts()
         self._closed = False
 
     def close(self):
@@ -418,33 +324,33 @@ class AsyncHTTPClient(object):
         elif kwargs:
             raise ValueError("kwargs can't be used if request is an HTTPRequest object")
         request.headers = HTTPHeaders(request.headers)  # ours to add to
-        return self._fetch(_RequestProxy(request, self.defaults), raise_error)
+        return self._fetch(RequestProxy(request, self.defaults), raise_error)
 
     @gen.coroutine
     def _fetch(self, request, raise_error):
-        # One flat coroutine for the whole fetch, redirects and a retry included: a nested
-        # coroutine would cost a loop pass each time it returns.
+        # One flat coroutine for the whole fetch, redirects and a retry included: it is a
+        # crawl's hot path, and each nested coroutine would add a generator, a Runner and a
+        # Future per hop.
         original_request = request.request
-        queued_at = self.io_loop.time()
         while True:
             exchange = slot = None
             try:
-                exchange = _Exchange(self, request)
+                exchange = Exchange(request, self.io_loop, self._ssl_contexts)
                 slot = self._pool.acquire(exchange.key)
                 host = (yield slot) if slot.__class__ is Future else slot
-                exchange.start(queued_at)
+                exchange.start()
                 exchange.connection = self._pool.take_idle(host)
                 while True:
                     if exchange.connection is None:
-                        yield self._connect(exchange)
+                        yield exchange.connect(self.tcp_client, self.max_buffer_size,
+                                               self.max_header_size)
                     exchange.send()
                     try:
                         while not exchange.receive():
                             try:
-                                data = yield exchange.connection.stream.read_bytes(
-                                    _READ_CHUNK_SIZE, partial=True)
+                                data = yield exchange.read()
                             except StreamClosedError as e:
-                                data = _data_at_close(e)
+                                data = data_at_close(e)
                             exchange.feed(data)
                         break
                     except Exception as e:
@@ -457,12 +363,13 @@ class AsyncHTTPClient(object):
                 raise
             except Exception as e:
                 self._abandon(exchange, slot)
-                response = _error_response(original_request, exchange, e)
+                response = _response(original_request, exchange, e)
             else:
                 if exchange.redirect:
-                    request = exchange.redirected_request(original_request)
+                    request = redirected_request(request, exchange.code,
+                                                 exchange.response_headers['Location'])
                     continue
-                response = exchange.response(original_request)
+                response = _response(original_request, exchange)
             break
         if raise_error and response.error:
             if isinstance(response.error, HTTPClientError):
@@ -481,542 +388,22 @@ class AsyncHTTPClient(object):
         if slot is not None:
             self._pool.release(slot, None)
 
-    @gen.coroutine
-    def _connect(self, exchange):
-        """Open a connection for `exchange`, as its `connection` (so that whoever abandons
-        the exchange closes it, even if the coroutine waiting here was cancelled)."""
-        request = exchange.request
-        try:
-            stream = yield self.tcp_client.connect(
-                exchange.host, exchange.port,
-                af=socket.AF_UNSPEC if request.allow_ipv6 is not False else socket.AF_INET,
-                ssl_options=exchange.ssl_options, max_buffer_size=self.max_buffer_size,
-                source_ip=request.network_interface, timeout=exchange.connect_timeout())
-        except TimeoutError:
-            raise HTTPTimeoutError('Timeout while connecting')
-        except StreamClosedError as e:
-            raise e.real_error or HTTPStreamClosedError('Stream closed')
-        stream.set_nodelay(True)
-        exchange.connection = _Connection(stream, HTTP1ClientProtocol(self.max_header_size))
-
-    def ssl_options_for(self, request):
-        """The SSLContext for an https request; one per distinct setting, made once."""
-        if isinstance(request.ssl_options, dict):
-            settings = tuple(sorted(request.ssl_options.items()))
-        elif request.ssl_options is not None:
-            return request.ssl_options
-        else:
-            settings = (request.validate_cert, request.ca_certs, request.client_cert,
-                        request.client_key)
-        context = self._ssl_contexts.get(settings)
-        if context is None:
-            context = self._ssl_contexts[settings] = ssl_options_to_context(
-                _ssl_options_dict(request))
-        return context
-
-
-def _ssl_options_dict(request):
-    if request.ssl_options is not None:
-        return request.ssl_options
-    options = {'ca_certs': request.ca_certs}
-    if not request.validate_cert:
-        options['cert_reqs'] = ssl.CERT_NONE
-    if request.client_cert is not None:
-        options['certfile'] = request.client_cert
-        options['keyfile'] = request.client_key
-    return options
-
 
 def _granted(slot):
     return slot.done() and not slot.cancelled() and slot.exception() is None
 
 
-def _data_at_close(error):
-    """b'' (end of file, for the parser to judge) after a clean close, else the cause."""
-    if error.real_error is None:
-        return b''
-    raise error.real_error
-
-
-def _error_response(request, exchange, error):
-    if exchange is None:
+def _response(request, exchange, error=None):
+    """The HTTPResponse that ends the fetch of `request` (the original one): the last
+    exchange's response, or code 599 with `error`."""
+    if exchange is None:  # the request was refused before it could be sent
         return HTTPResponse(request, 599, error=error, request_time=0.0)
-    return HTTPResponse(request, 599, error=error, effective_url=exchange.request.url,
-                        request_time=exchange.elapsed(), time_info=exchange.time_info,
-                        start_time=exchange.start_time)
+    timing = dict(effective_url=exchange.request.url, request_time=exchange.elapsed(),
+                  time_info=exchange.time_info, start_time=exchange.start_time)
+    if error is not None:
+        return HTTPResponse(request, 599, error=error, **timing)
+    response = HTTPResponse(request, exchange.code, reason=exchange.reason,
+                            headers=exchange.response_headers, **timing)
+    response._body = exchange.body()
+    return response
 
-
-# --- One request and its response ---------------------------------------------------------
-
-class _Exchange(object):
-    """One hop of a fetch: the request prepared from the URL, then the response's state
-    between the protocol's events, then the response or the redirect it leads to."""
-
-    def __init__(self, client, request):
-        for option in _UNSUPPORTED_OPTIONS:
-            if getattr(request, option):
-                raise NotImplementedError('%s is not supported by tinytornado' % option)
-        self.request = request
-        self.io_loop = client.io_loop
-        parts = urlsplit(request.url)
-        self.scheme, self.host, self.port = _origin(parts, request.url)
-        self.target = (parts.path or '/') + ('?' + parts.query if parts.query else '')
-        self.method = request.method
-        self.headers = _prepare_headers(request, parts)
-        self.ssl_options = client.ssl_options_for(request) if self.scheme == 'https' else None
-        self.key = (self.scheme, self.host, self.port, self.ssl_options)
-        self.max_body_size = request.max_body_size
-        self.started_at = self.start_time = self.timer = self.connection = None
-        self.time_info = {}
-        self.retried = self.received = self.redirect = False
-        self.code = self.reason = self.response_headers = self.decoder = None
-        self.chunks = []
-        self.body_size = 0
-
-    # -- the request ------------------------------------------------------------------------
-
-    def start(self, queued_at):
-        """The request has its slot: its own clock starts."""
-        self.started_at = self.io_loop.time()
-        self.start_time = time.time()
-        self.time_info['queue'] = self.started_at - queued_at
-        if self.request.request_timeout:
-            self.timer = self.io_loop.call_at(self.started_at + self.request.request_timeout,
-                                              self._time_out)
-
-    def connect_timeout(self):
-        """Seconds left for opening a connection, or None for no limit."""
-        limits = [limit for limit in (self.request.connect_timeout, self.request.request_timeout)
-                  if limit]
-        if not limits:
-            return None
-        return max(0.0, self.started_at + min(limits) - self.io_loop.time())
-
-    def send(self):
-        connection = self.connection
-        # The write's Future is not waited for: a failed write closes the stream, and the
-        # read that follows reports why.
-        connection.stream.write(connection.protocol.send_request(
-            self.method, self.target, self.headers, self.request.body))
-
-    def _time_out(self):
-        self.timer = None
-        if self.connection is not None:  # else the connect has its own, earlier timeout
-            self.connection.stream.close(exc_info=HTTPTimeoutError('Timeout during request'))
-
-    # -- the response -----------------------------------------------------------------------
-
-    def feed(self, data):
-        if data:
-            self.received = True
-        self.connection.protocol.receive_data(data)
-
-    def receive(self):
-        """Act on the events parsed so far; True once the response has ended."""
-        protocol = self.connection.protocol
-        while True:
-            event = protocol.next_event()
-            kind = event.__class__
-            if kind is BodyData:
-                self._on_body(event.data)
-            elif event is NEED_DATA:
-                return False
-            elif kind is ResponseHead:
-                self._on_head(event)
-            elif kind is EndOfMessage:
-                return True
-            elif kind is ConnectionClosed:  # no response in progress: cannot follow a request
-                raise HTTPStreamClosedError('Stream closed')
-            # An InformationalResponse (1xx) announces the real head: nothing to do.
-
-    def _on_head(self, head):
-        self.code, self.reason, self.response_headers = head.code, head.reason, head.headers
-        headers = head.headers
-        length = headers.get('Content-Length')
-        # A too large body fails before it is read, unless it will not be sent at all.
-        if (length is not None and length.isdigit() and int(length) > self.max_body_size and
-                self.method != 'HEAD' and head.code not in _BODYLESS_CODES):
-            raise HTTPInputError('Content-Length %s is larger than max_body_size (%d bytes)'
-                                 % (length, self.max_body_size))
-        if self._should_follow_redirect():
-            self.redirect = True  # its body is read (to keep the connection) and dropped
-            return
-        encoding = headers.get('Content-Encoding')
-        if (encoding is not None and self.request.decompress_response and
-                encoding.strip().lower() in ContentDecoder.ENCODINGS):
-            self.decoder = ContentDecoder(encoding, self.max_body_size)
-            headers['X-Consumed-Content-Encoding'] = encoding
-            del headers['Content-Encoding']
-        if self.request.header_callback is not None:
-            self._run_header_callback(head)
-
-    def _run_header_callback(self, head):
-        callback = self.request.header_callback
-        callback('%s %d %s\r\n' % (head.version, head.code, head.reason))
-        for name, value in head.headers.get_all():
-            callback('%s: %s\r\n' % (name, value))
-        callback('\r\n')
-
-    def _on_body(self, data):
-        self.body_size += len(data)
-        if self.body_size > self.max_body_size:
-            raise HTTPInputError('the response body is larger than max_body_size (%d bytes)'
-                                 % self.max_body_size)
-        if self.redirect:
-            return
-        if self.decoder is not None:
-            data = self.decoder.decompress(data)
-            if not data:
-                return
-        if self.request.streaming_callback is not None:
-            self.request.streaming_callback(data)
-        else:
-            self.chunks.append(data)
-
-    def _should_follow_redirect(self):
-        return (self.code in _REDIRECT_CODES and self.request.follow_redirects and
-                self.request.max_redirects > 0 and 'Location' in self.response_headers)
-
-    # -- the connection ---------------------------------------------------------------------
-
-    def may_retry(self, error):
-        """True if `error` shows a pooled connection the server had closed, and sending the
-        request again on a new connection is safe: once, before any byte of a response."""
-        stale = (isinstance(error, NoResponseError) or
-                 errno_from_exception(error) in _STALE_CONNECTION_ERRNOS)
-        if (not stale or self.retried or self.received or self.connection.requests == 0 or
-                self.method not in _IDEMPOTENT_METHODS):
-            return False
-        self.retried = True
-        return True
-
-    def drop_connection(self):
-        connection, self.connection = self.connection, None
-        if connection is not None:
-            connection.stream.close()
-
-    def keep_connection(self):
-        """The response has ended: the connection if it can carry another request, else
-        None (closed). Stops the request's timer either way."""
-        self.stop_timer()
-        connection, self.connection = self.connection, None
-        protocol = connection.protocol
-        # Bytes beyond the response would be read as the start of the next one.
-        if protocol.reusable and not protocol.has_extra_data:
-            protocol.start_next_cycle()
-            connection.requests += 1
-            return connection
-        connection.stream.close()
-        return None
-
-    def stop_timer(self):
-        if self.timer is not None:
-            self.io_loop.remove_timeout(self.timer)
-            self.timer = None
-
-    def elapsed(self):
-        """Seconds since the request got its slot (0 while it waits for one)."""
-        if self.started_at is None:
-            return 0.0
-        return self.io_loop.time() - self.started_at
-
-    # -- the outcome ------------------------------------------------------------------------
-
-    def response(self, original_request):
-        body = b'' if self.request.streaming_callback is not None else b''.join(self.chunks)
-        response = HTTPResponse(original_request, self.code, reason=self.reason,
-                                headers=self.response_headers, effective_url=self.request.url,
-                                request_time=self.elapsed(), time_info=self.time_info,
-                                start_time=self.start_time)
-        response._body = body
-        return response
-
-    def redirected_request(self, original_request):
-        """The request to send next, following the response's Location (as a proxy)."""
-        request = self.request
-        new_request = copy.copy(request.request)
-        new_request.url = urljoin(request.url, self.response_headers['Location'])
-        new_request.headers = HTTPHeaders(request.headers)
-        del new_request.headers['Host']
-        if urlsplit(new_request.url).netloc != urlsplit(request.url).netloc:
-            # Credentials stay with the host they were meant for.
-            new_request.headers.pop('Authorization', None)
-            new_request.auth_username = new_request.auth_password = None
-        new_request.max_redirects = request.max_redirects - 1
-        # 303 means "GET it there"; browsers (and Tornado) treat a POST's 301 and 302 the
-        # same way. 307 and 308 keep the method and the body.
-        if ((self.code == 303 and self.method != 'HEAD') or
-                (self.code in (301, 302) and self.method == 'POST')):
-            new_request.method = 'GET'
-            new_request.body = None
-            for name in ('Content-Length', 'Content-Type', 'Content-Encoding',
-                         'Transfer-Encoding'):
-                new_request.headers.pop(name, None)
-        new_request.original_request = original_request
-        return _RequestProxy(new_request, request.defaults)
-
-
-_origins = {}  # (scheme, netloc) -> (scheme, host, port): a crawl asks for few, often
-_MAX_ORIGINS = 1000
-
-
-def _origin(parts, url):
-    """(scheme, host, port) of a split URL; ValueError for what cannot be fetched."""
-    try:
-        return _origins[parts.scheme, parts.netloc]
-    except KeyError:
-        pass
-    scheme = parts.scheme.lower()
-    if scheme not in ('http', 'https'):
-        raise ValueError('Unsupported url scheme: %s' % (url,))
-    host = parts.hostname
-    if not host:
-        raise ValueError('No host in url: %s' % (url,))
-    origin = scheme, host, parts.port or (443 if scheme == 'https' else 80)
-    if len(_origins) >= _MAX_ORIGINS:
-        _origins.clear()
-    _origins[parts.scheme, parts.netloc] = origin
-    return origin
-
-
-def _prepare_headers(request, parts):
-    """request.headers with what the request implies added (Host, auth, User-Agent...)."""
-    headers = request.headers
-    method = request.method
-    if method not in _SUPPORTED_METHODS and not request.allow_nonstandard_methods:
-        raise KeyError('unknown method %s' % method)
-    if not request.allow_nonstandard_methods and (
-            (method in _BODY_METHODS) != (request.body is not None)):
-        raise ValueError('Body must %sbe None for method %s (unless allow_nonstandard_methods '
-                         'is true)' % ('not ' if method in _BODY_METHODS else '', method))
-    if 'Host' not in headers:
-        headers['Host'] = parts.netloc.rpartition('@')[2]
-    username, password = parts.username, parts.password
-    if username is None and request.auth_username is not None:
-        username, password = request.auth_username, request.auth_password
-    if username is not None:
-        headers['Authorization'] = _basic_auth(request.auth_mode, username, password)
-    if request.user_agent:
-        headers['User-Agent'] = request.user_agent
-    elif 'User-Agent' not in headers:
-        headers['User-Agent'] = 'tinytornado/' + version
-    if request.decompress_response and 'Accept-Encoding' not in headers:
-        headers['Accept-Encoding'] = 'gzip, deflate'
-    if method == 'POST' and 'Content-Type' not in headers:
-        headers['Content-Type'] = 'application/x-www-form-urlencoded'
-    return headers
-
-
-def _basic_auth(mode, username, password):
-    if mode not in (None, 'basic'):
-        raise ValueError('unsupported auth_mode %s' % mode)
-    credentials = '%s:%s' % (username, password or '')
-    if isinstance(credentials, text_type):
-        credentials = credentials.encode('utf-8')
-    return 'Basic ' + base64.b64encode(credentials).decode('ascii')
-
-
-def _format_timestamp(timestamp):
-    """An HTTP date from a POSIX timestamp or a naive UTC datetime."""
-    if isinstance(timestamp, datetime.datetime):
-        timestamp = calendar.timegm(timestamp.utctimetuple())
-    elif not isinstance(timestamp, numbers.Real):
-        raise TypeError('unknown timestamp type: %r' % (timestamp,))
-    return email.utils.formatdate(timestamp, usegmt=True)
-
-
-def _native(text):
-    """A URL as the native str."""
-    if isinstance(text, str):
-        return text
-    return text.encode('utf-8') if isinstance(text, text_type) else text.decode('utf-8')
-
-
-# --- The pool ------------------------------------------------------------------------------
-
-class _Connection(object):
-    """An open connection to one origin and the protocol state that goes with it."""
-    __slots__ = ('stream', 'protocol', 'requests', 'idle_read')
-
-    def __init__(self, stream, protocol):
-        self.stream = stream
-        self.protocol = protocol
-        self.requests = 0  # responses read whole on it; 0 while it serves its first request
-        self.idle_read = None  # the read pending while it is idle
-
-
-class _HostPool(object):
-    """The connections to one (scheme, host, port, TLS settings), and the requests
-    waiting for a slot there."""
-    __slots__ = ('key', 'idle', 'active', 'waiting', 'in_turn')
-
-    def __init__(self, key):
-        self.key = key
-        self.idle = collections.deque()  # most recently used last
-        self.active = 0  # slots held: requests in flight or opening a connection
-        self.waiting = collections.deque()  # _SlotRequest, in arrival order
-        self.in_turn = False  # listed in the pool's hosts_in_turn
-
-
-class _SlotRequest(object):
-    """A request waiting for a slot: its Future, and the timer of its queue_timeout."""
-    __slots__ = ('pool', 'host', 'future', 'timer')
-
-    def __init__(self, pool, host):
-        self.pool, self.host = pool, host
-        self.future = Future()
-        self.future.set_canceller(self.cancel)
-        self.timer = None
-
-    def cancel(self):
-        self.pool.stop_waiting(self)
-        self.future.set_cancelled()
-        return True
-
-    def time_out(self):
-        self.timer = None
-        self.pool.stop_waiting(self)
-        self.future.set_exception(HTTPTimeoutError('Timeout in request queue'))
-
-
-class _ConnectionPool(object):
-    """Slots and idle connections for every origin (see the module docstring).
-
-    Waiting requests are served per origin in arrival order, and the origins that have
-    some take turns, so that one busy host does not hold up the others.
-    """
-
-    def __init__(self, io_loop, max_clients, max_host_clients, queue_timeout):
-        self.io_loop = io_loop
-        self.max_clients = max_clients
-        self.max_host_clients = max_host_clients
-        self.queue_timeout = queue_timeout
-        self.hosts = {}  # key -> _HostPool
-        self.active = 0
-        self.idle = collections.OrderedDict()  # every idle _Connection -> its _HostPool,
-        #                                        least recently used first
-        self.hosts_in_turn = collections.deque()  # with waiting requests and room of their own
-        self.closed = False
-
-    def acquire(self, key):
-        """A slot at the origin `key`: its _HostPool if one is free, else a Future of it,
-        which fails with HTTPTimeoutError after queue_timeout; cancelling it stops waiting."""
-        host = self.hosts.get(key)
-        if host is None:
-            host = self.hosts[key] = _HostPool(key)
-        if not host.waiting and self._has_room(host):
-            self._take_slot(host)
-            return host
-        waiter = _SlotRequest(self, host)
-        host.waiting.append(waiter)
-        self._take_turn(host)
-        if self.queue_timeout is not None:
-            waiter.timer = self.io_loop.call_later(self.queue_timeout, waiter.time_out)
-        return waiter.future
-
-    def release(self, host, connection):
-        """Give back a slot, with the connection to keep idle (None if it was closed)."""
-        host.active -= 1
-        self.active -= 1
-        if connection is not None:
-            self._keep_idle(host, connection)
-        else:
-            self._forget_if_unused(host)
-        self._take_turn(host)
-        self._serve_waiting()
-
-    def stop_waiting(self, waiter):
-        waiter.host.waiting.remove(waiter)
-        if waiter.timer is not None:
-            self.io_loop.remove_timeout(waiter.timer)
-        self._forget_if_unused(waiter.host)
-
-    def take_idle(self, host):
-        """The most recently used idle connection of `host` that still looks alive, or
-        None; if a new connection is needed and none may open, an idle one is closed."""
-        while host.idle:
-            connection = host.idle.pop()
-            del self.idle[connection]
-            connection.idle_read.cancel()
-            connection.idle_read = None
-            if _looks_alive(connection.stream):
-                return connection
-            connection.stream.close()
-        if self.active + len(self.idle) > self.max_clients:
-            self._close_idle(next(iter(self.idle)))
-        return None
-
-    def close(self):
-        """Close every idle connection; connections in use close when released."""
-        self.closed = True
-        for connection in list(self.idle):
-            self._close_idle(connection)
-
-    def _has_room(self, host):
-        return self.active < self.max_clients and host.active < self.max_host_clients
-
-    def _take_slot(self, host):
-        host.active += 1
-        self.active += 1
-
-    def _take_turn(self, host):
-        if host.waiting and not host.in_turn and host.active < self.max_host_clients:
-            host.in_turn = True
-            self.hosts_in_turn.append(host)
-
-    def _serve_waiting(self):
-        while self.hosts_in_turn and self.active < self.max_clients:
-            host = self.hosts_in_turn.popleft()
-            host.in_turn = False
-            if not host.waiting or host.active >= self.max_host_clients:
-                continue  # it rejoins when one of its own requests ends
-            waiter = host.waiting.popleft()
-            if waiter.timer is not None:
-                self.io_loop.remove_timeout(waiter.timer)
-            self._take_slot(host)
-            waiter.future.set_result(host)
-            self._take_turn(host)
-
-    def _keep_idle(self, host, connection):
-        if self.closed:
-            connection.stream.close()
-            self._forget_if_unused(host)
-            return
-        host.idle.append(connection)
-        self.idle[connection] = host
-        # Nothing may arrive on an idle connection: this read ends only when something
-        # does (a close, a reset, stray bytes), and then the connection is retired.
-        connection.idle_read = connection.stream.read_bytes(1, partial=True)
-        connection.idle_read.add_done_callback(functools.partial(self._on_idle_read, connection))
-
-    def _on_idle_read(self, connection, future):
-        if future.cancelled():
-            return  # taken from the pool for a request
-        future.exception()  # seen: a closed idle connection is not worth a log line
-        if connection in self.idle:
-            self._close_idle(connection)
-
-    def _close_idle(self, connection):
-        host = self.idle.pop(connection)
-        host.idle.remove(connection)
-        connection.stream.close()
-        self._forget_if_unused(host)
-
-    def _forget_if_unused(self, host):
-        # A crawl meets many origins: keep only those with something in them.
-        if (not host.active and not host.idle and not host.waiting and
-                self.hosts.get(host.key) is host):
-            del self.hosts[host.key]
-
-
-def _looks_alive(stream):
-    """False if the stream is closed or its socket is readable: an idle connection has
-    nothing to read unless the server closed or reset it (or misbehaved)."""
-    if stream.closed():
-        return False
-    fileno = stream.fileno()
-    if hasattr(select, 'poll'):
-        poller = select.poll()
-        poller.register(fileno, select.POLLIN)
-        return not poller.poll(0)
-    return not select.select([fileno], [], [], 0)[0]

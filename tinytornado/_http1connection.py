@@ -1,0 +1,264 @@
+"""One hop of a fetch: a request written and its response read over one HTTP/1.1 connection.
+
+An `Exchange` is made for each request a fetch sends (the first, then one per redirect
+followed). It prepares the request, keeps its clock (`request_timeout` starts when the
+request gets its pool slot), opens a connection unless the pool lends one, writes the
+request, and acts on the events the sans-IO `HTTP1ClientProtocol` parses from the bytes the
+fetch coroutine reads: the head (redirect or not, decoding, size limit), the body (decoded,
+capped at `max_body_size`, streamed or kept), the end. Every failure is an exception that
+says what went wrong; the fetch then drops the connection.
+
+A pooled connection the server closed meanwhile fails the first read; `may_retry` says when
+the request can be sent again on a new connection.
+"""
+from __future__ import absolute_import, division, print_function
+
+import errno
+import socket
+import time
+
+from six.moves.urllib.parse import urlsplit
+
+from tinytornado import gen
+from tinytornado._httperrors import HTTPStreamClosedError, HTTPTimeoutError
+from tinytornado._httprequest import check_supported, origin, prepare_headers, target
+from tinytornado.concurrent import TimeoutError
+from tinytornado.httputil import (
+    NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, EndOfMessage, HTTP1ClientProtocol,
+    HTTPInputError, NoResponseError, ResponseHead,
+)
+from tinytornado.iostream import StreamClosedError
+from tinytornado.netutil import errno_from_exception
+
+__all__ = ['Connection', 'Exchange', 'data_at_close']
+
+_READ_CHUNK_SIZE = 65536
+# Requests that may be sent twice: RFC 9110 9.2.2's idempotent methods (TRACE aside).
+_IDEMPOTENT_METHODS = frozenset(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
+_REDIRECT_CODES = frozenset([301, 302, 303, 307, 308])
+_BODYLESS_CODES = frozenset([204, 304])  # their Content-Length describes another response
+# How a server that timed out an idle connection shows it to the next request.
+_STALE_CONNECTION_ERRNOS = frozenset([errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED])
+
+
+class Connection(object):
+    """An open connection to one origin and the protocol state that goes with it."""
+    __slots__ = ('stream', 'protocol', 'requests', 'idle_read')
+
+    def __init__(self, stream, protocol):
+        self.stream = stream
+        self.protocol = protocol
+        self.requests = 0  # responses read whole on it; 0 while it serves its first request
+        self.idle_read = None  # the read the pool keeps pending while it is idle
+
+
+def data_at_close(error):
+    """b'' (end of file, for the parser to judge) after a clean close, else the cause."""
+    if error.real_error is None:
+        return b''
+    raise error.real_error
+
+
+class Exchange(object):
+    """One hop of a fetch: the request prepared from the URL, then the response's state
+    between the protocol's events, until the response or the redirect it leads to.
+
+    Args:
+        request: a RequestProxy (the client's defaults applied).
+        io_loop: the loop whose clock and timers the timeouts use.
+        ssl_contexts: the client's SSLContexts.
+    """
+
+    def __init__(self, request, io_loop, ssl_contexts):
+        self.io_loop = io_loop
+        self.queued_at = io_loop.time()
+        check_supported(request)
+        self.request = request
+        parts = urlsplit(request.url)
+        self.scheme, self.host, self.port = origin(parts, request.url)
+        self.target = target(parts)
+        self.method = request.method
+        self.headers = prepare_headers(request, parts)
+        self.ssl_options = (ssl_contexts.for_request(request) if self.scheme == 'https'
+                            else None)
+        self.key = (self.scheme, self.host, self.port, self.ssl_options)  # the pool's
+        self.max_body_size = request.max_body_size
+        self.started_at = self.start_time = self.timer = self.connection = None
+        self.time_info = {}
+        self.retried = self.received = self.redirect = False
+        self.code = self.reason = self.response_headers = self.decoder = None
+        self.chunks = []
+        self.body_size = 0
+
+    # -- the clock --------------------------------------------------------------------------
+
+    def start(self):
+        """The request has its slot: its own clock starts."""
+        self.started_at = self.io_loop.time()
+        self.start_time = time.time()
+        self.time_info['queue'] = self.started_at - self.queued_at
+        if self.request.request_timeout:
+            self.timer = self.io_loop.call_at(self.started_at + self.request.request_timeout,
+                                              self._time_out)
+
+    def _time_out(self):
+        self.timer = None
+        if self.connection is not None:  # else the connect has its own, earlier timeout
+            self.connection.stream.close(exc_info=HTTPTimeoutError('Timeout during request'))
+
+    def stop_timer(self):
+        if self.timer is not None:
+            self.io_loop.remove_timeout(self.timer)
+            self.timer = None
+
+    def elapsed(self):
+        """Seconds since the request got its slot (0 while it waits for one)."""
+        if self.started_at is None:
+            return 0.0
+        return self.io_loop.time() - self.started_at
+
+    # -- the connection ---------------------------------------------------------------------
+
+    @gen.coroutine
+    def connect(self, tcp_client, max_buffer_size, max_header_size):
+        """Open a connection, as `connection` (so that whoever abandons the exchange
+        closes it, even if the coroutine waiting here was cancelled)."""
+        request = self.request
+        try:
+            stream = yield tcp_client.connect(
+                self.host, self.port,
+                af=socket.AF_UNSPEC if request.allow_ipv6 is not False else socket.AF_INET,
+                ssl_options=self.ssl_options, max_buffer_size=max_buffer_size,
+                source_ip=request.network_interface, timeout=self._connect_timeout())
+        except TimeoutError:
+            raise HTTPTimeoutError('Timeout while connecting')
+        except StreamClosedError as e:
+            raise e.real_error or HTTPStreamClosedError('Stream closed')
+        stream.set_nodelay(True)
+        self.connection = Connection(stream, HTTP1ClientProtocol(max_header_size))
+
+    def _connect_timeout(self):
+        """Seconds left for opening a connection, or None for no limit."""
+        limits = [limit for limit in (self.request.connect_timeout, self.request.request_timeout)
+                  if limit]
+        if not limits:
+            return None
+        return max(0.0, self.started_at + min(limits) - self.io_loop.time())
+
+    def may_retry(self, error):
+        """True if `error` shows a pooled connection the server had closed, and sending the
+        request again on a new connection is safe: once, before any byte of a response."""
+        stale = (isinstance(error, NoResponseError) or
+                 errno_from_exception(error) in _STALE_CONNECTION_ERRNOS)
+        if (not stale or self.retried or self.received or self.connection.requests == 0 or
+                self.method not in _IDEMPOTENT_METHODS):
+            return False
+        self.retried = True
+        return True
+
+    def drop_connection(self):
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            connection.stream.close()
+
+    def keep_connection(self):
+        """The response has ended: the connection if it can carry another request, else
+        None (closed). Stops the request's timer either way."""
+        self.stop_timer()
+        connection, self.connection = self.connection, None
+        protocol = connection.protocol
+        # Bytes beyond the response would be read as the start of the next one.
+        if protocol.reusable and not protocol.has_extra_data:
+            protocol.start_next_cycle()
+            connection.requests += 1
+            return connection
+        connection.stream.close()
+        return None
+
+    # -- the request and the response ------------------------------------------------------
+
+    def send(self):
+        connection = self.connection
+        # The write's Future is not waited for: a failed write closes the stream, and the
+        # read that follows reports why.
+        connection.stream.write(connection.protocol.send_request(
+            self.method, self.target, self.headers, self.request.body))
+
+    def read(self):
+        """A Future of the next bytes of the response (StreamClosedError at the end)."""
+        return self.connection.stream.read_bytes(_READ_CHUNK_SIZE, partial=True)
+
+    def feed(self, data):
+        if data:
+            self.received = True
+        self.connection.protocol.receive_data(data)
+
+    def receive(self):
+        """Act on the events parsed so far; True once the response has ended."""
+        protocol = self.connection.protocol
+        while True:
+            event = protocol.next_event()
+            kind = event.__class__
+            if kind is BodyData:
+                self._on_body(event.data)
+            elif event is NEED_DATA:
+                return False
+            elif kind is ResponseHead:
+                self._on_head(event)
+            elif kind is EndOfMessage:
+                return True
+            elif kind is ConnectionClosed:  # no response in progress: cannot follow a request
+                raise HTTPStreamClosedError('Stream closed')
+            # An InformationalResponse (1xx) announces the real head: nothing to do.
+
+    def body(self):
+        """The body kept (b'' when it went to the streaming_callback)."""
+        return b'' if self.request.streaming_callback is not None else b''.join(self.chunks)
+
+    def _on_head(self, head):
+        self.code, self.reason, self.response_headers = head.code, head.reason, head.headers
+        headers = head.headers
+        length = headers.get('Content-Length')
+        # A too large body fails before it is read, unless it will not be sent at all.
+        if (length is not None and length.isdigit() and int(length) > self.max_body_size and
+                self.method != 'HEAD' and head.code not in _BODYLESS_CODES):
+            raise HTTPInputError('Content-Length %s is larger than max_body_size (%d bytes)'
+                                 % (length, self.max_body_size))
+        if self._should_follow_redirect():
+            self.redirect = True  # its body is read (to keep the connection) and dropped
+            return
+        encoding = headers.get('Content-Encoding')
+        if (encoding is not None and self.request.decompress_response and
+                encoding.strip().lower() in ContentDecoder.ENCODINGS):
+            self.decoder = ContentDecoder(encoding, self.max_body_size)
+            headers['X-Consumed-Content-Encoding'] = encoding
+            del headers['Content-Encoding']
+        if self.request.header_callback is not None:
+            self._run_header_callback(head)
+
+    def _should_follow_redirect(self):
+        return (self.code in _REDIRECT_CODES and self.request.follow_redirects and
+                self.request.max_redirects > 0 and 'Location' in self.response_headers)
+
+    def _run_header_callback(self, head):
+        callback = self.request.header_callback
+        callback('%s %d %s\r\n' % (head.version, head.code, head.reason))
+        for name, value in head.headers.get_all():
+            callback('%s: %s\r\n' % (name, value))
+        callback('\r\n')
+
+    def _on_body(self, data):
+        self.body_size += len(data)
+        if self.body_size > self.max_body_size:
+            raise HTTPInputError('the response body is larger than max_body_size (%d bytes)'
+                                 % self.max_body_size)
+        if self.redirect:
+            return
+        if self.decoder is not None:
+            data = self.decoder.decompress(data)
+            if not data:
+                return
+        if self.request.streaming_callback is not None:
+            self.request.streaming_callback(data)
+        else:
+            self.chunks.append(data)

@@ -1,0 +1,206 @@
+"""The keep-alive pool of `AsyncHTTPClient`: slots for requests, idle connections per origin.
+
+A fetch first takes a *slot*: at most `max_clients` requests are in flight, at most
+`max_host_clients` per origin (the pool's key: scheme, host, port and TLS settings).
+Requests that find no free slot wait, bounded by `queue_timeout`; those of one origin are
+served in arrival order, and the origins with waiting requests take turns, so that one busy
+host does not hold up the others. With its slot a fetch takes the most recently used idle
+connection to its origin, or opens one; at the end it gives the slot back, with the
+connection if it can carry another request.
+
+Invariants: every connection is either in use by exactly one fetch or idle here with a
+one-byte read pending, so whatever the server sends to an idle connection (a close, a
+reset, stray bytes) retires it; at most `max_clients` connections are open, idle ones
+included (the least recently used idle one is closed to make room).
+
+A connection is any object with a `stream` (an IOStream) and an `idle_read` attribute, which
+the pool sets while the connection is idle.
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+import functools
+import select
+
+from tinytornado._httperrors import HTTPTimeoutError
+from tinytornado.concurrent import Future
+
+__all__ = ['ConnectionPool']
+
+
+class _HostPool(object):
+    """The connections to one origin, and the requests waiting for a slot there."""
+    __slots__ = ('key', 'idle', 'active', 'waiting', 'in_turn')
+
+    def __init__(self, key):
+        self.key = key
+        self.idle = collections.deque()  # most recently used last
+        self.active = 0  # slots held: requests in flight or opening a connection
+        self.waiting = collections.deque()  # _SlotRequest, in arrival order
+        self.in_turn = False  # listed in the pool's hosts_in_turn
+
+
+class _SlotRequest(object):
+    """A request waiting for a slot: its Future, and the timer of its queue_timeout."""
+    __slots__ = ('pool', 'host', 'future', 'timer')
+
+    def __init__(self, pool, host):
+        self.pool, self.host = pool, host
+        self.future = Future()
+        self.future.set_canceller(self.cancel)
+        self.timer = None
+
+    def cancel(self):
+        self.pool.stop_waiting(self)
+        self.future.set_cancelled()
+        return True
+
+    def time_out(self):
+        self.timer = None
+        self.pool.stop_waiting(self)
+        self.future.set_exception(HTTPTimeoutError('Timeout in request queue'))
+
+
+class ConnectionPool(object):
+    """Slots and idle connections for every origin (see the module docstring).
+
+    Args:
+        io_loop: the loop whose timers run the queue timeouts.
+        max_clients, max_host_clients: the most slots held at once, in all and per origin.
+        queue_timeout: the most seconds a request waits for a slot, or None for no limit.
+    """
+
+    def __init__(self, io_loop, max_clients, max_host_clients, queue_timeout):
+        self.io_loop = io_loop
+        self.max_clients = max_clients
+        self.max_host_clients = max_host_clients
+        self.queue_timeout = queue_timeout
+        self.hosts = {}  # key -> _HostPool
+        self.active = 0
+        self.idle = collections.OrderedDict()  # every idle connection -> its _HostPool,
+        #                                        least recently used first
+        self.hosts_in_turn = collections.deque()  # with waiting requests and room of their own
+        self.closed = False
+
+    def acquire(self, key):
+        """A slot at the origin `key`: its _HostPool if one is free, else a Future of it,
+        which fails with HTTPTimeoutError after queue_timeout; cancelling it stops waiting."""
+        host = self.hosts.get(key)
+        if host is None:
+            host = self.hosts[key] = _HostPool(key)
+        if not host.waiting and self._has_room(host):
+            self._take_slot(host)
+            return host
+        waiter = _SlotRequest(self, host)
+        host.waiting.append(waiter)
+        self._take_turn(host)
+        if self.queue_timeout is not None:
+            waiter.timer = self.io_loop.call_later(self.queue_timeout, waiter.time_out)
+        return waiter.future
+
+    def release(self, host, connection):
+        """Give back a slot, with the connection to keep idle (None if it was closed)."""
+        host.active -= 1
+        self.active -= 1
+        if connection is not None:
+            self._keep_idle(host, connection)
+        else:
+            self._forget_if_unused(host)
+        self._take_turn(host)
+        self._serve_waiting()
+
+    def stop_waiting(self, waiter):
+        waiter.host.waiting.remove(waiter)
+        if waiter.timer is not None:
+            self.io_loop.remove_timeout(waiter.timer)
+        self._forget_if_unused(waiter.host)
+
+    def take_idle(self, host):
+        """The most recently used idle connection of `host` that still looks alive, or
+        None; if a new connection is needed and none may open, an idle one is closed."""
+        while host.idle:
+            connection = host.idle.pop()
+            del self.idle[connection]
+            connection.idle_read.cancel()
+            connection.idle_read = None
+            if _looks_alive(connection.stream):
+                return connection
+            connection.stream.close()
+        if self.active + len(self.idle) > self.max_clients:
+            self._close_idle(next(iter(self.idle)))
+        return None
+
+    def close(self):
+        """Close every idle connection; connections in use close when released."""
+        self.closed = True
+        for connection in list(self.idle):
+            self._close_idle(connection)
+
+    def _has_room(self, host):
+        return self.active < self.max_clients and host.active < self.max_host_clients
+
+    def _take_slot(self, host):
+        host.active += 1
+        self.active += 1
+
+    def _take_turn(self, host):
+        if host.waiting and not host.in_turn and host.active < self.max_host_clients:
+            host.in_turn = True
+            self.hosts_in_turn.append(host)
+
+    def _serve_waiting(self):
+        while self.hosts_in_turn and self.active < self.max_clients:
+            host = self.hosts_in_turn.popleft()
+            host.in_turn = False
+            if not host.waiting or host.active >= self.max_host_clients:
+                continue  # it rejoins when one of its own requests ends
+            waiter = host.waiting.popleft()
+            if waiter.timer is not None:
+                self.io_loop.remove_timeout(waiter.timer)
+            self._take_slot(host)
+            waiter.future.set_result(host)
+            self._take_turn(host)
+
+    def _keep_idle(self, host, connection):
+        if self.closed:
+            connection.stream.close()
+            self._forget_if_unused(host)
+            return
+        host.idle.append(connection)
+        self.idle[connection] = host
+        # Nothing may arrive on an idle connection: this read ends only when something
+        # does (a close, a reset, stray bytes), and then the connection is retired.
+        connection.idle_read = connection.stream.read_bytes(1, partial=True)
+        connection.idle_read.add_done_callback(functools.partial(self._on_idle_read, connection))
+
+    def _on_idle_read(self, connection, future):
+        if future.cancelled():
+            return  # taken from the pool for a request
+        future.exception()  # seen: a closed idle connection is not worth a log line
+        if connection in self.idle:
+            self._close_idle(connection)
+
+    def _close_idle(self, connection):
+        host = self.idle.pop(connection)
+        host.idle.remove(connection)
+        connection.stream.close()
+        self._forget_if_unused(host)
+
+    def _forget_if_unused(self, host):
+        # A crawl meets many origins: keep only those with something in them.
+        if (not host.active and not host.idle and not host.waiting and
+                self.hosts.get(host.key) is host):
+            del self.hosts[host.key]
+
+
+def _looks_alive(stream):
+    """False if the stream is closed or its socket is readable: an idle connection has
+    nothing to read unless the server closed or reset it (or misbehaved)."""
+    if stream.closed():
+        return False
+    fileno = stream.fileno()
+    if hasattr(select, 'poll'):
+        poller = select.poll()
+        poller.register(fileno, select.POLLIN)
+        return not poller.poll(0)
+    return not select.select([fileno], [], [], 0)[0]

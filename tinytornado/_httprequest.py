@@ -1,0 +1,196 @@
+"""What an `HTTPRequest` means on the wire: the client's defaults applied, the origin it goes
+to, the headers it implies, its TLS context, and the request a redirect leads to.
+
+Pure functions of the request and the URL (the TLS contexts aside, which are made once per
+setting and kept): no I/O here.
+"""
+from __future__ import absolute_import, division, print_function
+
+import base64
+import calendar
+import copy
+import datetime
+import email.utils
+import numbers
+import ssl
+
+from six.moves.urllib.parse import urljoin, urlsplit
+
+from tinytornado import version
+from tinytornado._compat import text_type
+from tinytornado.httputil import HTTPHeaders
+from tinytornado.netutil import ssl_options_to_context
+
+__all__ = ['RequestProxy', 'check_supported', 'origin', 'target', 'native_url',
+           'format_timestamp', 'prepare_headers', 'SSLContexts', 'redirected_request']
+
+_SUPPORTED_METHODS = frozenset(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
+_BODY_METHODS = frozenset(['POST', 'PATCH', 'PUT'])
+_UNSUPPORTED_OPTIONS = ('proxy_host', 'proxy_port', 'proxy_username', 'proxy_password',
+                        'proxy_auth_mode', 'body_producer', 'expect_100_continue')
+# What a redirect that turns the request into a GET drops with its body.
+_BODY_HEADERS = ('Content-Length', 'Content-Type', 'Content-Encoding', 'Transfer-Encoding')
+
+
+class RequestProxy(object):
+    """A request whose None attributes read as the client's defaults.
+
+    The values are copied when the proxy is made (a fetch reads them some twenty times:
+    plain attributes are much cheaper than a __getattr__ each time); the request must not
+    change while it is being fetched.
+    """
+
+    def __init__(self, request, defaults):
+        values = self.__dict__
+        values.update(request.__dict__)
+        for name, value in defaults.items():
+            if values.get(name) is None:
+                values[name] = value
+        values['headers'], values['body'] = request.headers, request.body  # properties
+        self.request = request
+        self.defaults = defaults
+
+
+def check_supported(request):
+    """Raise NotImplementedError for an option tinytornado does not implement."""
+    for option in _UNSUPPORTED_OPTIONS:
+        if getattr(request, option):
+            raise NotImplementedError('%s is not supported by tinytornado' % option)
+
+
+_origins = {}  # (scheme, netloc) -> (scheme, host, port): a crawl asks for few, often
+_MAX_ORIGINS = 1000
+
+
+def origin(parts, url):
+    """(scheme, host, port) of a split URL; ValueError for what cannot be fetched."""
+    try:
+        return _origins[parts.scheme, parts.netloc]
+    except KeyError:
+        pass
+    scheme = parts.scheme.lower()
+    if scheme not in ('http', 'https'):
+        raise ValueError('Unsupported url scheme: %s' % (url,))
+    host = parts.hostname
+    if not host:
+        raise ValueError('No host in url: %s' % (url,))
+    result = scheme, host, parts.port or (443 if scheme == 'https' else 80)
+    if len(_origins) >= _MAX_ORIGINS:
+        _origins.clear()
+    _origins[parts.scheme, parts.netloc] = result
+    return result
+
+
+def target(parts):
+    """The request target of a split URL: its path and query."""
+    return (parts.path or '/') + ('?' + parts.query if parts.query else '')
+
+
+def format_timestamp(timestamp):
+    """An HTTP date from a POSIX timestamp or a naive UTC datetime."""
+    if isinstance(timestamp, datetime.datetime):
+        timestamp = calendar.timegm(timestamp.utctimetuple())
+    elif not isinstance(timestamp, numbers.Real):
+        raise TypeError('unknown timestamp type: %r' % (timestamp,))
+    return email.utils.formatdate(timestamp, usegmt=True)
+
+
+def native_url(text):
+    """A URL as the native str."""
+    if isinstance(text, str):
+        return text
+    return text.encode('utf-8') if isinstance(text, text_type) else text.decode('utf-8')
+
+
+def prepare_headers(request, parts):
+    """request.headers with what the request implies added (Host, auth, User-Agent...)."""
+    headers = request.headers
+    method = request.method
+    if method not in _SUPPORTED_METHODS and not request.allow_nonstandard_methods:
+        raise KeyError('unknown method %s' % method)
+    if not request.allow_nonstandard_methods and (
+            (method in _BODY_METHODS) != (request.body is not None)):
+        raise ValueError('Body must %sbe None for method %s (unless allow_nonstandard_methods '
+                         'is true)' % ('not ' if method in _BODY_METHODS else '', method))
+    if 'Host' not in headers:
+        headers['Host'] = parts.netloc.rpartition('@')[2]
+    username, password = parts.username, parts.password
+    if username is None and request.auth_username is not None:
+        username, password = request.auth_username, request.auth_password
+    if username is not None:
+        headers['Authorization'] = _basic_auth(request.auth_mode, username, password)
+    if request.user_agent:
+        headers['User-Agent'] = request.user_agent
+    elif 'User-Agent' not in headers:
+        headers['User-Agent'] = 'tinytornado/' + version
+    if request.decompress_response and 'Accept-Encoding' not in headers:
+        headers['Accept-Encoding'] = 'gzip, deflate'
+    if method == 'POST' and 'Content-Type' not in headers:
+        headers['Content-Type'] = 'application/x-www-form-urlencoded'
+    return headers
+
+
+def _basic_auth(mode, username, password):
+    if mode not in (None, 'basic'):
+        raise ValueError('unsupported auth_mode %s' % mode)
+    credentials = '%s:%s' % (username, password or '')
+    if isinstance(credentials, text_type):
+        credentials = credentials.encode('utf-8')
+    return 'Basic ' + base64.b64encode(credentials).decode('ascii')
+
+
+class SSLContexts(object):
+    """The SSLContexts of one client: one per distinct TLS setting, made once."""
+
+    def __init__(self):
+        self._contexts = {}  # settings -> SSLContext
+
+    def for_request(self, request):
+        """The SSLContext for an https request."""
+        if isinstance(request.ssl_options, dict):
+            settings = tuple(sorted(request.ssl_options.items()))
+        elif request.ssl_options is not None:
+            return request.ssl_options
+        else:
+            settings = (request.validate_cert, request.ca_certs, request.client_cert,
+                        request.client_key)
+        context = self._contexts.get(settings)
+        if context is None:
+            context = self._contexts[settings] = ssl_options_to_context(
+                _ssl_options_dict(request))
+        return context
+
+
+def _ssl_options_dict(request):
+    if request.ssl_options is not None:
+        return request.ssl_options
+    options = {'ca_certs': request.ca_certs}
+    if not request.validate_cert:
+        options['cert_reqs'] = ssl.CERT_NONE
+    if request.client_cert is not None:
+        options['certfile'] = request.client_cert
+        options['keyfile'] = request.client_key
+    return options
+
+
+def redirected_request(request, code, location):
+    """The request (a RequestProxy) to send after `request` had a `code` response with
+    this Location."""
+    new_request = copy.copy(request.request)
+    new_request.url = urljoin(request.url, location)
+    new_request.headers = HTTPHeaders(request.headers)
+    del new_request.headers['Host']
+    if urlsplit(new_request.url).netloc != urlsplit(request.url).netloc:
+        # Credentials stay with the host they were meant for.
+        new_request.headers.pop('Authorization', None)
+        new_request.auth_username = new_request.auth_password = None
+    new_request.max_redirects = request.max_redirects - 1
+    # 303 means "GET it there"; browsers (and Tornado) treat a POST's 301 and 302 the
+    # same way. 307 and 308 keep the method and the body.
+    if ((code == 303 and request.method != 'HEAD') or
+            (code in (301, 302) and request.method == 'POST')):
+        new_request.method = 'GET'
+        new_request.body = None
+        for name in _BODY_HEADERS:
+            new_request.headers.pop(name, None)
+    return RequestProxy(new_request, request.defaults)
