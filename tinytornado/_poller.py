@@ -27,6 +27,9 @@ class _EpollPoller(object):
         self.modify = self._epoll.modify
         self.unregister = self._epoll.unregister
         self.close = self._epoll.close
+        if not EPOLL_TRUNCATES_TIMEOUT:
+            # 3.x's epoll takes None and rounds up by itself: poll without a Python frame.
+            self.poll = self._epoll.poll
 
     def poll(self, timeout):
         if timeout is None:

@@ -22,16 +22,17 @@ _AFTER_ANY_SEQ = float('inf')
 
 class TimerQueue(object):
     """Timer entries sorted by (deadline, seq)."""
-    __slots__ = ('_buckets', '_maxes', '_len')
+    __slots__ = ('_buckets', '_maxes', 'length')
 
     def __init__(self, entries=()):
         entries = sorted(entries)
         self._buckets = [entries[i:i + LOAD] for i in range(0, len(entries), LOAD)]
         self._maxes = [bucket[-1] for bucket in self._buckets]
-        self._len = len(entries)
+        # An attribute as well as __len__: the loop reads it every pass, without a call.
+        self.length = len(entries)
 
     def __len__(self):
-        return self._len
+        return self.length
 
     def __iter__(self):
         for bucket in self._buckets:
@@ -40,7 +41,7 @@ class TimerQueue(object):
 
     def push(self, entry):
         maxes = self._maxes
-        self._len += 1
+        self.length += 1
         if not maxes or entry > maxes[-1]:
             if not maxes or len(self._buckets[-1]) >= 2 * LOAD:
                 self._buckets.append([entry])
@@ -68,7 +69,7 @@ class TimerQueue(object):
         if not bucket:
             del self._buckets[0]
             del self._maxes[0]
-        self._len -= 1
+        self.length -= 1
         return entry
 
     def pop_due(self, now):
@@ -87,5 +88,5 @@ class TimerQueue(object):
                 due.extend(bucket[:count])
                 del bucket[:count]
             break
-        self._len -= len(due)
+        self.length -= len(due)
         return due

@@ -6,9 +6,9 @@ The loop keeps three things: a queue of callbacks ready to run, a `TimerQueue` o
 ``(deadline, seq, timeout)`` entries sorted with bisect, and a selector watching file
 descriptors. `start()` repeats one *pass* until `stop()`:
 
-1. `_poll`: ask the selector for ready descriptors. It waits not at all if callbacks are
-   ready, until the first deadline if there are timers, and otherwise until I/O arrives
-   (or another thread calls `add_callback`, which writes to a waker socket).
+1. Poll the selector for ready descriptors. It waits not at all if callbacks are ready,
+   else (`_wait`) until the first deadline if there are timers, and otherwise until I/O
+   arrives (or another thread calls `add_callback`, which writes to a waker socket).
 2. Count the callbacks ready now; only those run in this pass. Callbacks added while the
    pass runs (by a callback, a handler or a timer) wait for the next pass, after the next
    poll, so a callback that re-adds itself cannot starve I/O.
@@ -355,10 +355,13 @@ class IOLoop(object):
     # -- one pass -----------------------------------------------------------------------
 
     def _run_once(self):
-        ready = self._poll()
+        if self._callbacks or self._stopped:
+            ready = self._poller.poll(0)  # Work is waiting: only look.
+        else:
+            ready = self._wait()
         # Due timers are taken now, before anything runs: one that a callback of this
         # pass schedules for "now" runs in the next pass, as in asyncio.
-        due = self._timers.pop_due(self.time()) if self._timers else None
+        due = self._timers.pop_due(self.time()) if self._timers.length else None
         callbacks = self._callbacks
         for _ in itertools.repeat(None, len(callbacks)):  # range() is a list on 2.7.
             callback, args = callbacks.popleft()
@@ -375,11 +378,9 @@ class IOLoop(object):
         if due:
             self._run_timers(due)
 
-    def _poll(self):
-        if self._callbacks or self._stopped:
-            timeout = 0
-        else:
-            timeout = self._time_to_next_timer()
+    def _wait(self):
+        """Poll, waiting until the first deadline, or for I/O if there is no timer."""
+        timeout = self._time_to_next_timer()
         if self._advance_clock is not None and timeout:
             ready = self._poller.poll(0)
             if not ready:
