@@ -795,6 +795,15 @@ def test_redirect_to_another_host_drops_the_credentials(client, servers, http_se
     assert server.requests[0].headers['Authorization'].startswith('Basic ')
 
 
+def test_queue_time_is_counted_per_hop_not_across_redirects(client, servers):
+    # A slow first hop is request time, not time spent waiting for a slot.
+    server = servers([reply_later(0.3, response_bytes(code=302, headers=['Location: /next'])),
+                      reply(response_bytes())])
+    response = yield client.fetch(server.url())
+    assert response.code == 200 and response.effective_url == server.url('/next')
+    assert response.time_info['queue'] < 0.1
+
+
 # --- TLS -----------------------------------------------------------------------------------
 
 @pytest.fixture
