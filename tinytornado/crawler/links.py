@@ -30,9 +30,16 @@ __all__ = ['extract_links', 'LinkParser', 'decode_html', 'unescape_attribute',
 
 _WHITESPACE = '\t\n\f\r '
 _ASCII_LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
-# A start tag's name, then what follows up to the first quote or '>' (group 2, None at the
-# end of the input).
-_START_TAG_HEAD_RE = re.compile('([a-zA-Z][^\t\n\r\f />\x00]*)[^"\'>]*(["\'>])?')
+_TAG_NAME = '[a-zA-Z][^\t\n\r\f />\x00]*'
+# What follows a start tag's name up to its '>', read as the HTML5 tokenizer does: a quote
+# opens a value only right after '=', and an unclosed quote runs to the end of the input,
+# where the '>' the caller asks for cannot match. Each piece stops only where the next must
+# start, so a cut-off tag fails in one pass instead of backtracking through every split.
+_TAG_BODY = (
+    '(?:[%(ws)s/]+|[^%(ws)s/>][^%(ws)s/>=]*(?:[%(ws)s]*=[%(ws)s]*'
+    '(?:"[^"]*(?:"|\\Z)|\'[^\']*(?:\'|\\Z)|[^%(ws)s>"\'][^%(ws)s>]*)?)?)*' % {'ws': _WHITESPACE})
+# A whole start tag; the lookahead and back reference make its body atomic.
+_START_TAG_RE = re.compile('<(%s)(?=(%s))\\2>' % (_TAG_NAME, _TAG_BODY))
 # One attribute inside a start tag, HTML5-style: groups name, "value", 'value', value.
 _ATTRIBUTE_RE = re.compile(
     '[%(ws)s/]*([^%(ws)s/>][^%(ws)s/>=]*)'
@@ -122,19 +129,23 @@ class LinkParser(HTMLParser):
 
     def goahead(self, end):
         # The base class cuts text at every '<' and '&' to hand it to handle_data; only
-        # markup matters here, so this loop hops from one '<' to the next.
+        # a few tags matter here, so one regex match skips the text and every other tag.
         rawdata = self.rawdata
+        skip = _skip_regex(self.link_attributes, self.mode_elements).match
         i, n = 0, len(rawdata)
         while i < n:
             if self.cdata_elem is None:
-                start = rawdata.find('<', i)
+                start = skip(rawdata, i).end()
+                if start == n:
+                    i = n
+                    break
             else:
                 match = self.interesting.search(rawdata, i)  # the raw text's end tag
                 start = match.start() if match else -1
-            if start < 0:
-                if self.cdata_elem is None or end:
-                    i = n
-                break
+                if start < 0:
+                    if end:
+                        i = n
+                    break
             after = rawdata[start + 1:start + 2]
             if after in _ASCII_LETTERS:
                 i = self.parse_starttag(start)
@@ -156,19 +167,15 @@ class LinkParser(HTMLParser):
 
     def parse_starttag(self, i):
         rawdata = self.rawdata
-        match = _START_TAG_HEAD_RE.match(rawdata, i + 1)
-        tag, stop = match.group(1, 2)
-        tag = tag.lower()
+        match = _START_TAG_RE.match(rawdata, i)
+        if match is None:
+            return -1  # only the end of the input stops a tag before its '>'
+        tag = match.group(1).lower()
         if tag in self.mode_elements:
             return HTMLParser.parse_starttag(self, i)
-        if stop == '>':
-            # Only a quoted attribute value can hold a '>': with no quote before it, the
-            # first '>' ends the tag.
-            end = match.end()
-        else:
-            end = self.check_for_whole_start_tag(i)
+        end = match.end()
         attribute = self.link_attributes.get(tag)
-        if attribute is not None and end > 0:
+        if attribute is not None:
             self._add_link(tag, _attribute_value(rawdata, match.end(1), end, attribute))
         return end
 
@@ -217,6 +224,31 @@ class LinkParser(HTMLParser):
             self.hrefs.append(value)
         elif self.base_href is None:
             self.base_href = value
+
+
+_skip_regexes = {}
+
+
+def _skip_regex(link_attributes, mode_elements):
+    """A regex matching the text and markup before the next construct `goahead` must see.
+
+    It skips text, end tags, '<!' declarations that are no comment, a '<' that starts no
+    markup, and whole start tags other than the link and mode elements; what stops it
+    (those tags, comments, '<?', anything cut off by the end of the input) is parsed by
+    the methods above.
+    """
+    key = (frozenset(link_attributes), mode_elements)
+    regex = _skip_regexes.get(key)
+    if regex is None:
+        # Tag names compare ASCII-case-insensitively ('[sS][cC]...'): re.I would also fold
+        # non-ASCII letters and slow the scan of the text.
+        names = '|'.join(''.join('[%s%s]' % (c, c.upper()) for c in name)
+                         for name in sorted(key[0] | key[1]))
+        regex = _skip_regexes[key] = re.compile(
+            '(?:[^<]+|</[^>]*>|<!(?!--)[^>]*>|<(?=[^a-zA-Z/!?])'
+            '|<(?!(?:%s)(?:[\t\n\r\f />\x00]|\\Z))%s(?=(%s))\\1>)*'
+            % (names, _TAG_NAME, _TAG_BODY))
+    return regex
 
 
 def _attribute_value(tag_text, start, end, wanted):
