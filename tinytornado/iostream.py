@@ -189,8 +189,8 @@ class IOStream(object):
         if self._state is OPEN:
             if not self._socket_drained:
                 self._read_from_socket()
-            if self._pending_read is read:
-                self._update_interest()
+            if self._pending_read is read and not self._interest & _READ:
+                self._update_interest()  # READ, once watched, stays so until the close
         return future
 
     def _satisfy_from_buffer(self):
@@ -208,7 +208,9 @@ class IOStream(object):
         self._pending_read = None
         result = read.take(self._read_buffer, size)
         self._read_buffer.release(2 * self.read_chunk_size)
-        future_set_result_unless_cancelled(read.future, result)
+        # Not cancelled: cancelling a pending read's Future goes through _cancel_read,
+        # which takes it off first.
+        read.future.set_result(result)
         return True
 
     def _read_from_socket(self):
@@ -359,19 +361,12 @@ class IOStream(object):
         """Bytes of `data` the socket took (0: none for now), or None if sending failed
         and closed the stream."""
         try:
-            return self._send(data)
+            return self.socket.send(data)
         except (socket.error, IOError, OSError) as e:
+            if self._error_outcome(e) is _WOULD_BLOCK:
+                return 0
             self._close_on_error('Write', e)
             return None
-
-    def _send(self, view):
-        """Bytes sent from `view`; 0 if the socket cannot take any now."""
-        try:
-            return self.socket.send(view)
-        except socket.error as e:
-            if self._error_outcome(e) is not _WOULD_BLOCK:
-                raise
-            return 0
 
     # -- connecting --------------------------------------------------------------------
 
@@ -448,20 +443,22 @@ class IOStream(object):
 
     def _handle_events(self, fd, events):
         try:
-            self._dispatch(events)
+            if self._state is not OPEN:
+                self._handle_setup_events(events)
+                return
+            if events & _READ:
+                self._socket_drained = False
+                self._read_from_socket()
+            if events & _WRITE and self._state is OPEN:
+                self._handle_write()
         except Exception:
             gen_log.error('Uncaught exception in %r, closing it', self, exc_info=True)
             self.close(exc_info=True)
 
-    def _dispatch(self, events):
+    def _handle_setup_events(self, events):
+        """Events before the stream is OPEN (or after it closed, in the same pass)."""
         if self._state is CONNECTING:
             self._handle_connect()
-            return
-        if events & _READ:
-            self._socket_drained = False
-            self._read_from_socket()
-        if events & _WRITE and self._state is OPEN:
-            self._handle_write()
 
     # -- closing -----------------------------------------------------------------------
 
@@ -637,11 +634,11 @@ class SSLIOStream(IOStream):
         self._state = HANDSHAKING
         self._do_handshake()
 
-    def _dispatch(self, events):
+    def _handle_setup_events(self, events):
         if self._state is HANDSHAKING:
             self._do_handshake()
         else:
-            super(SSLIOStream, self)._dispatch(events)
+            super(SSLIOStream, self)._handle_setup_events(events)
 
     def _wanted_events(self):
         if self._state is HANDSHAKING:
