@@ -633,6 +633,43 @@ def test_read_until_scans_bytes_arriving_one_by_one_about_once():
     assert large <= 10 * small
 
 
+def test_an_adopted_chunk_read_whole_is_returned_without_a_copy():
+    buffer = ByteBuffer()
+    chunk = os.urandom(64)
+    buffer.adopt(chunk)
+    assert buffer.find(chunk[60:]) == 60
+    assert buffer.consume(64) is chunk
+    assert buffer.size == 0
+
+
+@pytest.mark.parametrize('write_more', ['append', 'room'])
+def test_an_adopted_chunk_keeps_its_order_when_more_arrives(write_more):
+    buffer = ByteBuffer()
+    buffer.adopt(b'0123456789')
+    assert buffer.consume(3) == b'012'
+    if write_more == 'append':
+        buffer.append(b'abc')
+    else:
+        view = buffer.room(3)
+        view[:3] = b'abc'
+        del view
+        buffer.commit(3)
+    buffer.append(b'')
+    assert buffer.size == 10
+    assert buffer.consume(10) == b'3456789abc'
+    assert buffer.size == 0
+
+
+def test_an_emptied_buffer_frees_storage_beyond_keep():
+    buffer = ByteBuffer(keep=1024)
+    buffer.append(b'x' * 1000)
+    buffer.consume(1000)
+    assert len(buffer.room(1)) == 1000  # within keep: kept for the next bytes
+    buffer.append(b'y' * 5000)
+    assert buffer.consume(5000) == b'y' * 5000
+    assert len(buffer.room(1)) < 5000  # the 5000-byte storage went
+
+
 # -- TLS -------------------------------------------------------------------------------
 
 def server_context(files, **options):

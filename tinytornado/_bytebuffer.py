@@ -1,9 +1,14 @@
 """A byte buffer whose every operation costs O(bytes it moves), on Python 2.7 and 3.x.
 
-The bytes live in ``data[start:end]`` of one bytearray. Consuming from the front moves
-`start` (``del data[:n]`` would move the whole rest on 2.7); the room past `end` is where a
-socket reads into (``recv_into``), so incoming bytes are copied once, not into a chunk and
-then onto the buffer.
+The bytes live in ``data[start:end]``. Consuming from the front moves `start`
+(``del data[:n]`` would move the whole rest on 2.7). `data` is one of two things:
+- the buffer's storage, a bytearray: the room past `end` is where a socket reads into
+  (``recv_into``), so incoming bytes are copied once, not into a chunk and then onto the
+  buffer;
+- a bytes object that an empty buffer `adopt`ed as it came from ``recv``: consuming it
+  whole returns that very object, and a slice of it costs one copy, so the common case of
+  a message arriving whole and read whole copies nothing. Writing more (`room`,
+  `append`) first moves its unread bytes into the storage, once.
 
 The bytearray is never resized in place: growing allocates a new one. So a memoryview of
 it that outlives a call (kept alive by a traceback, say) can never make a later resize
@@ -21,14 +26,21 @@ _MEMORYVIEW_MIN = 4096
 
 
 class ByteBuffer(object):
-    """A FIFO of bytes: `append` or `room` + `commit` at the back, `consume` at the front."""
-    __slots__ = ('_data', '_start', '_end', 'size', 'bytes_moved')
+    """A FIFO of bytes: `append`, `room` + `commit` or `adopt` at the back, `consume` at
+    the front.
 
-    def __init__(self):
-        self._data = bytearray()
+    Args:
+        keep: when the buffer empties, storage larger than this many bytes is freed, so
+            one large transfer does not pin its memory for the buffer's life.
+    """
+    __slots__ = ('_data', '_storage', '_start', '_end', 'size', 'bytes_moved', '_keep')
+
+    def __init__(self, keep=0):
+        self._data = self._storage = bytearray()
         self._start = self._end = 0
         self.size = 0  # an attribute, not just __len__: the stream reads it on every call
         self.bytes_moved = 0
+        self._keep = keep
 
     def __len__(self):
         return self.size
@@ -40,6 +52,13 @@ class ByteBuffer(object):
             self._make_room(size)
         return memoryview(self._data)[self._end:]
 
+    def adopt(self, chunk):
+        """Take the non-empty bytes object `chunk` as the buffer's content, without a copy.
+        The buffer must be empty."""
+        self._data = chunk
+        self._start = 0
+        self._end = self.size = len(chunk)
+
     def commit(self, size):
         """Take `size` bytes written at the start of the last `room` as part of the buffer."""
         self._end += size
@@ -48,6 +67,8 @@ class ByteBuffer(object):
     def append(self, data):
         """Copy `data` (bytes, bytearray or memoryview) to the end."""
         size = len(data)
+        if not size:
+            return  # an adopted bytes object cannot take even an empty slice assignment
         if len(self._data) - self._end < size:
             self._make_room(size)
         self._data[self._end:self._end + size] = data
@@ -64,13 +85,18 @@ class ByteBuffer(object):
         self._start += size
         self.size -= size
         if not self.size:
+            if len(self._storage) > self._keep:
+                self._storage = bytearray()
+            self._data = self._storage
             self._start = self._end = 0
 
     def consume(self, size):
         """Remove and return the first `size` bytes, as bytes."""
         start = self._start
         end = start + size
-        if size < _MEMORYVIEW_MIN:
+        if self._data is not self._storage:
+            data = self._data[start:end]  # adopted bytes: the object itself when whole
+        elif size < _MEMORYVIEW_MIN:
             data = bytes(self._data[start:end])
         else:
             data = memoryview(self._data)[start:end].tobytes()
@@ -101,21 +127,19 @@ class ByteBuffer(object):
 
     def _make_room(self, size):
         live = self.size
-        capacity = len(self._data)
-        # Compacting in place pays off only if it frees at least half: then the bytes it
-        # copies are fewer than those that fill the freed room, so copying stays linear.
-        if live + size <= capacity and live <= capacity // 2:
-            self._data[0:live] = self._data[self._start:self._end]
+        storage = self._storage
+        capacity = len(storage)
+        if self._data is not storage and live + size <= capacity:
+            # Unused while a bytes object is adopted; each adopted byte moves here once.
+            storage[0:live] = memoryview(self._data)[self._start:self._end]
+        elif self._data is storage and live + size <= capacity and live <= capacity // 2:
+            # Compacting in place pays off only if it frees at least half: then the bytes
+            # it copies are fewer than those that fill the freed room: copying stays linear.
+            storage[0:live] = storage[self._start:self._end]
         else:
-            data = bytearray(max(2 * capacity, live + size))
-            data[0:live] = memoryview(self._data)[self._start:self._end]
-            self._data = data
+            storage = bytearray(max(2 * capacity, live + size))
+            storage[0:live] = memoryview(self._data)[self._start:self._end]
+            self._storage = storage
+        self._data = storage
         self.bytes_moved += live
         self._start, self._end = 0, live
-
-    def release(self, keep):
-        """Free the storage if the buffer is empty and holds more than `keep` bytes of room,
-        so one large transfer does not pin its memory for the stream's life."""
-        if not self.size and len(self._data) > keep:
-            self._data = bytearray()
-            self._start = self._end = 0

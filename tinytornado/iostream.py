@@ -116,8 +116,8 @@ class IOStream(object):
         self._fileno = socket.fileno()
         self._state = OPEN
         self._interest = 0  # the events registered with the loop; 0: not registered
-        self._read_buffer = ByteBuffer()
-        self._write_buffer = ByteBuffer()
+        self._read_buffer = ByteBuffer(keep=2 * self.read_chunk_size)
+        self._write_buffer = ByteBuffer(keep=2 * self.read_chunk_size)
         self._pending_read = None
         self._write_futures = collections.deque()  # (bytes_written when made, future)
         self._bytes_written = self._bytes_sent = 0
@@ -207,7 +207,6 @@ class IOStream(object):
             return False
         self._pending_read = None
         result = read.take(self._read_buffer, size)
-        self._read_buffer.release(2 * self.read_chunk_size)
         # Not cancelled: cancelling a pending read's Future goes through _cancel_read,
         # which takes it off first.
         read.future.set_result(result)
@@ -226,42 +225,50 @@ class IOStream(object):
                 return
 
     def _read_once(self):
-        """One recv; True if it brought bytes. Closes the stream at EOF or on an error."""
+        """One recv; True if it brought bytes. Closes the stream at EOF or on an error.
+
+        Into the pending read_into's buffer if it takes bytes directly; else an empty
+        buffer adopts the bytes object recv returns (no copy for a message read whole),
+        and a non-empty one receives into its room.
+        """
         read = self._pending_read
+        buffer = self._read_buffer
         direct = None
         if read is not None and read.reads_directly:
-            direct = read.direct_view(self._read_buffer)
-        view = direct if direct is not None else self._read_buffer.room(self._recv_size)
+            direct = read.direct_view(buffer)
+        view = direct
+        if view is None and buffer.size:
+            view = buffer.room(self._recv_size)
+        room = self._recv_size if view is None else len(view)
         try:
-            size = self._recv_into(view)
-        except (socket.error, IOError, OSError) as e:
-            self._close_on_error('Read', e)
-            return False
-        if size is None:
-            self._socket_drained = True
-            return False
+            if view is None:
+                chunk = self.socket.recv(room)
+                size = len(chunk)
+            else:
+                size = self.socket.recv_into(view)
+        except (socket.error, IOError, OSError) as e:  # ssl.SSLError is a socket.error
+            outcome = self._error_outcome(e)
+            if outcome is _FAILED:
+                self._close_on_error('Read', e)
+                return False
+            if outcome is _WOULD_BLOCK:
+                self._socket_drained = True
+                return False
+            size = 0
         if not size:
             self.close()  # the peer closed its side: EOF
             return False
-        if direct is not None:
-            read.filled += size
+        if view is None:
+            buffer.adopt(chunk)
+        elif direct is None:
+            buffer.commit(size)
         else:
-            self._read_buffer.commit(size)
-        if size < len(view):
+            read.filled += size
+        if size < room:
             self._socket_drained = self._short_read_drains
         elif direct is None:
             self._recv_size = min(2 * self._recv_size, self.read_chunk_size)
         return True
-
-    def _recv_into(self, view):
-        """Bytes read into `view`, 0 at EOF, None if there are none for now."""
-        try:
-            return self.socket.recv_into(view)
-        except socket.error as e:  # ssl.SSLError is one too
-            outcome = self._error_outcome(e)
-            if outcome is _FAILED:
-                raise
-            return None if outcome is _WOULD_BLOCK else 0
 
     def _error_outcome(self, error):
         """What a failed recv or send means: _FAILED, _WOULD_BLOCK or _EOF."""
