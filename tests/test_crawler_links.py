@@ -149,6 +149,16 @@ def test_links_inside_raw_text_elements_are_not_links():
                                              'http://example.com/other']
 
 
+@pytest.mark.parametrize('feed', [feed_whole, feed_by_character, feed_in_chunks])
+def test_a_quoted_value_hides_markup_and_an_unclosed_one_runs_to_the_end(feed):
+    html = (u'<div title="<a href=\'/trap\'>" data-x=\'<a href="/trap">\'><p a=b"c>'
+            u'<a href="/real"><img alt=\'x\'y=">"><a href="/cut>never closed')
+    parser = LinkParser(PAGE_URL)
+    feed(parser, html)
+    parser.close()
+    assert parser.links() == ['http://example.com/real']
+
+
 def test_duplicates_are_dropped_after_normalisation():
     html = u''.join(u'<a href="%s">x</a>' % href for href in [
         '/p', '/p#a', '/./p', 'http://EXAMPLE.com:80/p', '/%70', '../p', '/q', '/p'])

@@ -40,13 +40,39 @@ _TAG_BODY = (
     '(?:"[^"]*(?:"|\\Z)|\'[^\']*(?:\'|\\Z)|[^%(ws)s>"\'][^%(ws)s>]*)?)?)*' % {'ws': _WHITESPACE})
 # A whole start tag; the lookahead and back reference make its body atomic.
 _START_TAG_RE = re.compile('<(%s)(?=(%s))\\2>' % (_TAG_NAME, _TAG_BODY))
+_ATTRIBUTE_NAME = '[^%(ws)s/>][^%(ws)s/>=]*' % {'ws': _WHITESPACE}
+
+
+def _value_pattern(group):
+    """An attribute's optional '= value'; `group` opens each value's group: '(' captures."""
+    return ('(?:[%(ws)s]*=[%(ws)s]*(?:"%(g)s[^"]*)"|\'%(g)s[^\']*)\'|%(g)s[^%(ws)s>]*)))?'
+            % {'ws': _WHITESPACE, 'g': group})
+
+
+def _ascii_case_insensitive(name):
+    """`name` as a pattern matching it in any ASCII case ('[hH][rR]...'); re.I would also
+    fold non-ASCII letters and slow the scan of text."""
+    return ''.join('[%s%s]' % (char, char.upper()) for char in name)
+
+
 # One attribute inside a start tag, HTML5-style: groups name, "value", 'value', value.
-_ATTRIBUTE_RE = re.compile(
-    '[%(ws)s/]*([^%(ws)s/>][^%(ws)s/>=]*)'
-    '(?:[%(ws)s]*=[%(ws)s]*(?:"([^"]*)"|\'([^\']*)\'|([^%(ws)s>]*)))?' % {'ws': _WHITESPACE})
+_ATTRIBUTE_RE = re.compile('[%s/]*(%s)%s' % (_WHITESPACE, _ATTRIBUTE_NAME, _value_pattern('(')))
 
 _LINK_ATTRIBUTES = {'a': 'href', 'area': 'href', 'base': 'href'}
 _FRAME_ATTRIBUTES = dict(_LINK_ATTRIBUTES, frame='src', iframe='src')
+
+
+def _attribute_value_regex(wanted):
+    """A regex for the first attribute named `wanted` in a tag: the attributes before it
+    (group 1, made atomic by the lookahead), then groups "value", 'value', value."""
+    name = _ascii_case_insensitive(wanted) + '(?![^%s/>=])' % _WHITESPACE
+    other = '[%s/]*(?!%s)%s%s' % (_WHITESPACE, name, _ATTRIBUTE_NAME, _value_pattern('(?:'))
+    return re.compile('(?=((?:%s)*))\\1[%s/]*%s%s' % (
+        other, _WHITESPACE, name, _value_pattern('(')))
+
+
+_ATTRIBUTE_VALUE_RES = dict((wanted, _attribute_value_regex(wanted))
+                            for wanted in set(_FRAME_ATTRIBUTES.values()))
 
 _CHARACTER_REFERENCE_RE = re.compile(
     '&(?:#([0-9]+);?|#[xX]([0-9a-fA-F]+);?|([A-Za-z][A-Za-z0-9]*)(;?))')
@@ -240,10 +266,7 @@ def _skip_regex(link_attributes, mode_elements):
     key = (frozenset(link_attributes), mode_elements)
     regex = _skip_regexes.get(key)
     if regex is None:
-        # Tag names compare ASCII-case-insensitively ('[sS][cC]...'): re.I would also fold
-        # non-ASCII letters and slow the scan of the text.
-        names = '|'.join(''.join('[%s%s]' % (c, c.upper()) for c in name)
-                         for name in sorted(key[0] | key[1]))
+        names = '|'.join(_ascii_case_insensitive(name) for name in sorted(key[0] | key[1]))
         regex = _skip_regexes[key] = re.compile(
             '(?:[^<]+|</[^>]*>|<!(?!--)[^>]*>|<(?=[^a-zA-Z/!?])'
             '|<(?!(?:%s)(?:[\t\n\r\f />\x00]|\\Z))%s(?=(%s))\\1>)*'
@@ -253,11 +276,11 @@ def _skip_regex(link_attributes, mode_elements):
 
 def _attribute_value(tag_text, start, end, wanted):
     """The unescaped value of attribute `wanted` in a start tag's text, or None."""
-    for name, value in _iter_attributes(tag_text, start, end):
-        if name == wanted:
-            # The first of duplicated attributes wins, as in a browser.
-            return unescape_attribute(value)
-    return None
+    # The first of duplicated attributes wins, as in a browser.
+    match = _ATTRIBUTE_VALUE_RES[wanted].match(tag_text, start, end)
+    if match is None:
+        return None
+    return unescape_attribute(_value(*match.group(2, 3, 4)))
 
 
 def _iter_attributes(tag_text, start, end):
@@ -266,10 +289,13 @@ def _iter_attributes(tag_text, start, end):
         match = _ATTRIBUTE_RE.match(tag_text, start, end)
         if match is None:
             return
-        name, double, single, bare = match.groups()
-        yield name.lower(), (double if double is not None else
-                             single if single is not None else bare or '')
+        yield match.group(1).lower(), _value(*match.group(2, 3, 4))
         start = match.end()
+
+
+def _value(double, single, bare):
+    """An attribute's raw value from the three value groups; '' if it has none."""
+    return double if double is not None else single if single is not None else bare or ''
 
 
 def _decode_reference(match):
