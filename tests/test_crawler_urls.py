@@ -104,6 +104,10 @@ def test_normalized_urls_are_native_ascii_str():
     ('http://example.com/a/b.html?q', '#top', 'http://example.com/a/b.html?q'),
     ('http://example.com', 'c', 'http://example.com/c'),
     ('http://example.com/a/', u'caf\u00e9', 'http://example.com/a/caf%C3%A9'),
+    ('http://example.com/a/b.html', 'c?', 'http://example.com/a/c'),
+    ('http://example.com/a/b.html', '/x/y?q=1&r=/s?#f', 'http://example.com/x/y?q=1&r=/s?'),
+    ('http://Example.com:80/a/b', 'c/d', 'http://example.com/a/c/d'),
+    ('http://example.com/a/b', 'c/d:e', 'http://example.com/a/c/d:e'),
 ])
 def test_urljoin_reads_hrefs_as_browsers_do(base, reference, expected):
     assert urljoin(base, reference) == expected

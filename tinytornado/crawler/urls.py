@@ -53,8 +53,17 @@ def _unsafe_re(safe):
     return re.compile('[^A-Za-z0-9%' + re.escape(safe) + ']')
 
 
+# An href that joins by concatenation: a path (absolute or relative, no scheme, no
+# authority, no dot segment) and query made only of characters that stay as they are in the
+# normal form; any fragment is dropped. Anything else goes through the general algorithm.
+_PLAIN_REFERENCE_RE = re.compile(
+    r"\A(/?)(?![/.])((?:[A-Za-z0-9\-_~!$&'()*+,;=@.]|/(?![/.]))+)"
+    r"(?:\?([A-Za-z0-9\-._~!$&'()*+,;=:@/?]*))?(?:#|\Z)")
+
 _MAX_CACHED_NETLOCS = 1024
 _netlocs = {}
+_MAX_CACHED_BASES = 1024
+_base_prefixes = {}
 _UNSAFE = {safe: _unsafe_re(safe) for safe in (_USERINFO_SAFE, _PATH_SAFE, _QUERY_SAFE)}
 
 
@@ -80,6 +89,13 @@ def urljoin(base, reference):
     Raises:
         ValueError: the result is not an http(s) URL (mailto:, javascript:, ...) or is invalid.
     """
+    plain = _PLAIN_REFERENCE_RE.match(reference)
+    if plain is not None:
+        prefixes = _join_prefixes(base)
+        if prefixes is not None:
+            slash, path, query = plain.groups()
+            url = prefixes[not slash] + path + ('?' + query if query else '')
+            return six.ensure_str(url)
     base_scheme, base_authority, base_path, base_query = _split(base)
     scheme, authority, path, query = _split(_clean(reference))
     if scheme is not None:
@@ -139,6 +155,26 @@ def remove_dot_segments(path):
         # '/a/b/..' names the directory '/a/', so the trailing slash stays.
         output.append('')
     return '/' + '/'.join(output)
+
+
+def _join_prefixes(base):
+    """The URLs plain absolute and relative paths extend (origin and directory, each ending
+    in a slash), or None if `base` is not in normal form."""
+    prefixes = _base_prefixes.get(base)
+    if prefixes is None:
+        if len(_base_prefixes) >= _MAX_CACHED_BASES:
+            _base_prefixes.clear()
+        prefixes = False
+        try:
+            normal = normalize_url(base) == base
+        except ValueError:
+            normal = False
+        if normal:
+            scheme, authority, path, _ = _split(base)
+            origin = scheme + '://' + authority
+            prefixes = (origin + '/', origin + path.rpartition('/')[0] + '/')
+        _base_prefixes[base] = prefixes
+    return prefixes or None
 
 
 def _clean(url):
