@@ -670,6 +670,13 @@ def test_an_emptied_buffer_frees_storage_beyond_keep():
     assert len(buffer.room(1)) < 5000  # the 5000-byte storage went
 
 
+def test_a_buffer_without_keep_holds_its_storage():
+    buffer = ByteBuffer()
+    buffer.append(b'y' * 5000)
+    buffer.consume(5000)
+    assert len(buffer.room(1)) >= 5000
+
+
 # -- TLS -------------------------------------------------------------------------------
 
 def server_context(files, **options):

@@ -31,11 +31,12 @@ class ByteBuffer(object):
 
     Args:
         keep: when the buffer empties, storage larger than this many bytes is freed, so
-            one large transfer does not pin its memory for the buffer's life.
+            one large transfer does not pin its memory for the buffer's life (None:
+            never freed).
     """
     __slots__ = ('_data', '_storage', '_start', '_end', 'size', 'bytes_moved', '_keep')
 
-    def __init__(self, keep=0):
+    def __init__(self, keep=None):
         self._data = self._storage = bytearray()
         self._start = self._end = 0
         self.size = 0  # an attribute, not just __len__: the stream reads it on every call
@@ -85,7 +86,7 @@ class ByteBuffer(object):
         self._start += size
         self.size -= size
         if not self.size:
-            if len(self._storage) > self._keep:
+            if self._keep is not None and len(self._storage) > self._keep:
                 self._storage = bytearray()
             self._data = self._storage
             self._start = self._end = 0

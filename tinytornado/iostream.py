@@ -117,7 +117,9 @@ class IOStream(object):
         self._state = OPEN
         self._interest = 0  # the events registered with the loop; 0: not registered
         self._read_buffer = ByteBuffer(keep=2 * self.read_chunk_size)
-        self._write_buffer = ByteBuffer(keep=2 * self.read_chunk_size)
+        # Kept whole: a stream that writes large bodies would otherwise allocate (and
+        # fault in) its buffer again for each.
+        self._write_buffer = ByteBuffer()
         self._pending_read = None
         self._write_futures = collections.deque()  # (bytes_written when made, future)
         self._bytes_written = self._bytes_sent = 0
