@@ -267,9 +267,11 @@ def _skip_regex(link_attributes, mode_elements):
     regex = _skip_regexes.get(key)
     if regex is None:
         names = '|'.join(_ascii_case_insensitive(name) for name in sorted(key[0] | key[1]))
+        # Text is taken with the markup before it, so most tags cost one repetition; a
+        # start tag without quotes ends at its first '>' and skips the attribute grammar.
         regex = _skip_regexes[key] = re.compile(
-            '(?:[^<]+|</[^>]*>|<!(?!--)[^>]*>|<(?=[^a-zA-Z/!?])'
-            '|<(?!(?:%s)(?:[\t\n\r\f />\x00]|\\Z))%s(?=(%s))\\1>)*'
+            '[^<]*(?:(?:</[^>]*>|<(?!(?:%s)(?:[\t\n\r\f />\x00]|\\Z))%s'
+            '(?:[^>"\']*>|(?=(%s))\\1>)|<!(?!--)[^>]*>|<(?=[^a-zA-Z/!?]))[^<]*)*'
             % (names, _TAG_NAME, _TAG_BODY))
     return regex
 
