@@ -1,6 +1,8 @@
 from __future__ import absolute_import, division, print_function
 
 import datetime
+import os
+import signal
 import socket
 import threading
 
@@ -371,3 +373,25 @@ def test_closed_loop_cannot_start():
     io_loop.close()
     with pytest.raises(RuntimeError):
         io_loop.start()
+
+
+@pytest.mark.skipif(not hasattr(signal, 'SIGUSR1'), reason='needs POSIX signals')
+def test_a_signal_during_the_poll_does_not_break_the_loop(loop):
+    # On 2.7 the poll raises EINTR; the loop must go on and run what the handler added.
+    trace = []
+
+    def on_signal(signum, frame):
+        trace.append('signal')
+        loop.add_callback_from_signal(loop.stop)
+    previous = signal.signal(signal.SIGUSR1, on_signal)
+    try:
+        # The loop sleeps in its poll (its only timer is 5 s away) when the signal comes.
+        sender = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGUSR1))
+        sender.start()
+        safety = loop.call_later(5, loop.stop)
+        loop.start()
+        loop.remove_timeout(safety)
+        sender.join()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert trace == ['signal']

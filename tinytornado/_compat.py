@@ -47,6 +47,8 @@ reraise = six.reraise
 # 2.7's epoll.poll() truncates its timeout to whole milliseconds, so a wait of 0.7 ms
 # returns at once and the loop spins until the deadline; 3.x rounds up.
 EPOLL_TRUNCATES_TIMEOUT = PY2
+# A signal during a poll raises EINTR on 2.7; 3.5+ retries by itself (PEP 475).
+POLL_RAISES_EINTR = PY2
 
 
 def _uint64_typecode():

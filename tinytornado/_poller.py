@@ -6,10 +6,11 @@ poll is one C call; elsewhere `selectors` is adapted (it reports errors as reada
 """
 from __future__ import absolute_import, division, print_function
 
+import errno
 import math
 import select
 
-from tinytornado._compat import EPOLL_TRUNCATES_TIMEOUT, selectors
+from tinytornado._compat import EPOLL_TRUNCATES_TIMEOUT, POLL_RAISES_EINTR, selectors
 
 __all__ = ['READ', 'WRITE', 'ERROR', 'make_poller']
 
@@ -27,8 +28,9 @@ class _EpollPoller(object):
         self.modify = self._epoll.modify
         self.unregister = self._epoll.unregister
         self.close = self._epoll.close
-        if not EPOLL_TRUNCATES_TIMEOUT:
-            # 3.x's epoll takes None and rounds up by itself: poll without a Python frame.
+        if not (EPOLL_TRUNCATES_TIMEOUT or POLL_RAISES_EINTR):
+            # 3.x's epoll takes None, rounds up and retries after a signal by itself:
+            # poll without a Python frame.
             self.poll = self._epoll.poll
 
     def poll(self, timeout):
@@ -37,7 +39,12 @@ class _EpollPoller(object):
         elif EPOLL_TRUNCATES_TIMEOUT and timeout > 0:
             # Whole milliseconds, rounded up; the half keeps float error from truncating.
             timeout = (math.ceil(timeout * 1000) + 0.5) / 1000.0
-        return self._epoll.poll(timeout)
+        try:
+            return self._epoll.poll(timeout)
+        except (IOError, OSError) as e:
+            if e.errno != errno.EINTR:
+                raise
+            return []  # A signal: the pass goes on (its handler may have added callbacks).
 
 
 class _SelectorPoller(object):

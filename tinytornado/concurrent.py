@@ -147,7 +147,10 @@ class Future(object):
             self._raise_not_pending('set_result')
         self._result = result
         self._state = _FINISHED
-        self._run_callbacks()
+        if self._callbacks is None:
+            self._canceller = None  # All _run_callbacks would do; a call saved.
+        else:
+            self._run_callbacks()
 
     def set_exception(self, exception):
         """Fail with `exception`; it keeps the traceback it was raised with, if any."""

@@ -403,8 +403,12 @@ class IOLoop(object):
         handlers = self._handlers
         for fd, events in ready:
             entry = handlers.get(fd)
-            if entry is not None:  # None: removed by an earlier callback in this pass.
-                self._run_callback(entry[1], (entry[0], events))
+            if entry is None:
+                continue  # Removed by an earlier callback in this pass.
+            try:
+                entry[1](entry[0], events)  # No _run_callback: no call, no args tuple.
+            except Exception:
+                app_log.error('Exception in handler %r', entry[1], exc_info=True)
 
     def _run_timers(self, due):
         for _, _, timeout in due:
