@@ -133,6 +133,20 @@ def test_setitem_replaces_all_values_in_place():
     assert list(headers.get_all()) == [('A', '4'), ('B', '2')]
 
 
+def test_a_deleted_name_comes_back_last_and_a_copy_is_independent():
+    headers = HTTPHeaders([('A', '1'), ('B', '2'), ('C', '3')])
+    del headers['a']
+    headers.add('A', '4')
+    assert list(headers) == ['B', 'C', 'A']
+    copy = headers.copy()
+    copy.add('B', '5')
+    del copy['C']
+    assert list(headers.get_all()) == [('B', '2'), ('C', '3'), ('A', '4')]
+    assert list(copy.get_all()) == [('B', '2'), ('B', '5'), ('A', '4')]
+    headers.clear()
+    assert list(headers) == [] and len(headers) == 0
+
+
 def test_insertion_order_survives_many_names():
     names = ['Header-%d' % i for i in range(50, 0, -1)]
     headers = HTTPHeaders()

@@ -69,18 +69,28 @@ class HTTPHeaders(collections_abc.MutableMapping):
     """
 
     def __init__(self, *args, **kwargs):
-        self._values = collections.OrderedDict()  # normalized name -> list of values
+        # normalized name -> list of values, and the names in insertion order: a plain dict
+        # and a list, because 2.7's OrderedDict is written in Python and a crawl makes
+        # several of these per request.
+        self._values = {}
+        self._names = []
         self._last_name = None  # the header a continuation line extends
         if len(args) == 1 and not kwargs and isinstance(args[0], HTTPHeaders):
-            for name, value in args[0].get_all():  # keep every value, not the joined ones
-                self.add(name, value)
+            other = args[0]  # keep every value, not the joined ones
+            self._values = dict((name, list(values)) for name, values in other._values.items())
+            self._names = list(other._names)
         else:
             self.update(*args, **kwargs)
 
     def add(self, name, value):
         """Add a value for `name`, keeping the values it already has."""
         normalized = _normalize_name(name)
-        self._values.setdefault(normalized, []).append(value)
+        values = self._values.get(normalized)
+        if values is None:
+            self._values[normalized] = [value]
+            self._names.append(normalized)
+        else:
+            values.append(value)
         self._last_name = normalized
 
     def get_list(self, name):
@@ -89,8 +99,8 @@ class HTTPHeaders(collections_abc.MutableMapping):
 
     def get_all(self):
         """Yield each (name, value) pair; a name's values come together, at its first position."""
-        for name, values in self._values.items():
-            for value in values:
+        for name in self._names:
+            for value in self._values[name]:
                 yield name, value
 
     def parse_line(self, line):
@@ -126,17 +136,21 @@ class HTTPHeaders(collections_abc.MutableMapping):
 
     def __setitem__(self, name, value):
         normalized = _normalize_name(name)
+        if normalized not in self._values:
+            self._names.append(normalized)
         self._values[normalized] = [value]
         self._last_name = normalized
 
     def __delitem__(self, name):
-        del self._values[_normalize_name(name)]
+        normalized = _normalize_name(name)
+        del self._values[normalized]
+        self._names.remove(normalized)
 
     def __contains__(self, name):
         return _normalize_name(name) in self._values
 
     def __iter__(self):
-        return iter(self._values)
+        return iter(self._names)
 
     def __len__(self):
         return len(self._values)
