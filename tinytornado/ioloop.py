@@ -365,14 +365,7 @@ class IOLoop(object):
         callbacks = self._callbacks
         for _ in itertools.repeat(None, len(callbacks)):  # range() is a list on 2.7.
             callback, args = callbacks.popleft()
-            # _run_callback, inlined: this is the loop's hottest line.
-            try:
-                result = callback(*args)
-            except Exception:
-                app_log.error('Exception in callback %r', callback, exc_info=True)
-                continue
-            if result is not None and is_future(result):
-                future_add_done_callback(result, _log_failure)
+            self._run_callback(callback, args)
         if ready:
             self._run_handlers(ready)
         if due:
