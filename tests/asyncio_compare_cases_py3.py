@@ -17,16 +17,6 @@ import pytest
 from loops import io_loop_class  # noqa: F401  (a fixture)
 from tinytornado import gen, locks, queues
 from tinytornado.concurrent import CancelledError, Future
-from tinytornado.ioloop import IOLoop
-
-
-@pytest.fixture
-def io_loop(io_loop_class):
-    loop = io_loop_class(make_current=False)
-    loop.make_current()
-    yield loop
-    IOLoop.clear_current()
-    loop.close(all_fds=True)
 
 
 def tinytornado_trace(io_loop, program):

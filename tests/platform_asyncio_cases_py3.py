@@ -19,16 +19,6 @@ from tinytornado.platform.asyncio import (
 )
 
 
-@pytest.fixture
-def io_loop(io_loop_class):
-    """Tests using it run on tinytornado's own loop and on AsyncIOLoop."""
-    loop = io_loop_class(make_current=False)
-    loop.make_current()
-    yield loop
-    IOLoop.clear_current()
-    loop.close(all_fds=True)
-
-
 @pytest.fixture(params=['asyncio', 'uvloop'])
 def asyncio_io_loop(request):
     """An asyncio-backed IOLoop: on asyncio's own event loop, and on uvloop's."""
