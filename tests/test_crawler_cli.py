@@ -69,11 +69,16 @@ def test_demo_crawl_with_output_and_summary(io_loop, tmpdir, capsys):
 
 
 def test_command_line_errors(io_loop, capsys):
-    for argv in ([], ['--resume'], ['ftp://example.com/']):
+    for argv in (['--resume'], ['ftp://example.com/']):
         with pytest.raises(SystemExit) as raised:
             main(argv)
         assert raised.value.code == 2
     assert 'not an http' in capsys.readouterr().err
+
+
+def test_no_url_crawls_the_demo_site(io_loop, capsys):
+    assert main(['--demo-pages', '10', '--max-pages', '4']) == 0
+    assert 'Finished 4 urls' in capsys.readouterr().out
 
 
 def test_verbose_prints_a_line_per_url(io_loop, capsys):

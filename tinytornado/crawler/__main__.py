@@ -1,8 +1,8 @@
 """The crawler's command line: ``python -m tinytornado.crawler URL... [options]`` (or ``tinycrawl``).
 
-``--demo`` serves a generated site on 127.0.0.1 from the same loop and crawls it, so the
-command works on a machine with no network. The text report goes to stdout, a progress
-line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
+``--demo`` (the default when no URL is given) serves a generated site on 127.0.0.1 from the
+same loop and crawls it, so the command works on a machine with no network. The text
+report goes to stdout, a progress line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
 still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``.
 """
 from __future__ import absolute_import, division, print_function
@@ -36,9 +36,11 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog='tinycrawl', description='Crawl web sites from root URLs, politely.')
     add = parser.add_argument
-    add('roots', nargs='*', metavar='URL', help='root URLs (several allowed)')
+    add('roots', nargs='*', metavar='URL',
+        help='root URLs (several allowed); with none, the demo site is crawled')
     add('--demo', action='store_true',
-        help='serve a generated site on 127.0.0.1 and crawl it (no network needed)')
+        help='serve a generated site on 127.0.0.1 and crawl it (no network needed); '
+             'the default when no URL is given')
     add('--demo-pages', type=int, default=200, metavar='N', help='pages of the demo site')
     add('--demo-seed', type=int, default=0, metavar='N', help='seed of the demo site')
     add('--demo-port', type=int, default=0, metavar='PORT', help='port (default: any)')
@@ -103,10 +105,11 @@ def main(argv=None):
     """Run the command line; returns the exit status (0, or 130 if interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.roots and not args.demo and not args.resume:
-        parser.error('give a root URL, --demo, or --resume with --state')
     if args.resume and not args.state:
         parser.error('--resume needs --state FILE')
+    if not args.roots and not args.resume:
+        args.demo = True  # A first run with no URL works offline.
+
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format='%(levelname)s %(name)s: %(message)s')
     server = roots = None
