@@ -16,11 +16,16 @@ loop, not a recursion: while the yielded Future is already done it sends the res
 (or throws the exception, with its traceback) and takes the next yield. When it meets a
 pending Future it registers itself as that Future's done-callback, which schedules `run`
 on the loop, and returns. So a chain of coroutines is a chain of Futures: the innermost
-resolves, its parent resumes on the next pass, and so on out to `IOLoop.run_sync`.
+resolves and its parent resumes, and so on out to `IOLoop.run_sync`. A parent waiting on
+a coroutine that *returns* resumes at once, in the same stack, as after a function call;
+one woken by any other Future (a queue, a lock, a stream) resumes in the next pass, so no
+coroutine runs inside another's `put()` or `release()`.
 
 Cancelling a coroutine's Future asks its Runner to cancel: the Future being waited on is
 cancelled, and CancelledError is thrown in at the `yield`. The coroutine may catch it to
-clean up; its own Future ends cancelled when CancelledError escapes it.
+clean up; its own Future ends cancelled when CancelledError escapes it. If what it waited
+for had resolved already, that outcome is delivered first and CancelledError comes at the
+next `yield` that waits.
 """
 from __future__ import absolute_import, division, print_function
 
