@@ -159,17 +159,18 @@ def test_plain_return_in_generator(vloop):
     assert vloop.run_sync(namespace['f']) == 42
 
 
+@gen.coroutine
+def delayed_value(x, delay):
+    yield gen.sleep(delay)
+    raise gen.Return(x)
+
+
 def test_multi_list_and_dict_and_direct_yield(vloop):
     @gen.coroutine
-    def value(x, delay):
-        yield gen.sleep(delay)
-        raise gen.Return(x)
-
-    @gen.coroutine
     def main():
-        as_list = yield [value(1, 0.2), value(2, 0.1)]
-        as_dict = yield {'a': value('A', 0.1), 'b': value('B', 0)}
-        via_multi = yield gen.multi([value(3, 0), gen.maybe_future(4)])
+        as_list = yield [delayed_value(1, 0.2), delayed_value(2, 0.1)]
+        as_dict = yield {'a': delayed_value('A', 0.1), 'b': delayed_value('B', 0)}
+        via_multi = yield gen.multi([delayed_value(3, 0), gen.maybe_future(4)])
         empty = yield []
         raise gen.Return((as_list, as_dict, via_multi, empty))
     assert vloop.run_sync(main) == ([1, 2], {'a': 'A', 'b': 'B'}, [3, 4], [])
@@ -432,18 +433,14 @@ def test_convert_yielded_register(vloop):
 
 def test_wait_iterator_yields_in_finishing_order(vloop):
     @gen.coroutine
-    def value(x, delay):
-        yield gen.sleep(delay)
-        raise gen.Return(x)
-
-    @gen.coroutine
     def main():
         seen = []
-        waiter = gen.WaitIterator(value('slow', 0.3), value('fast', 0.1), value('mid', 0.2))
+        waiter = gen.WaitIterator(delayed_value('slow', 0.3), delayed_value('fast', 0.1),
+                                  delayed_value('mid', 0.2))
         while not waiter.done():
             result = yield waiter.next()
             seen.append((waiter.current_index, result))
-        keyed = gen.WaitIterator(a=value('A', 0.2), b=value('B', 0.1))
+        keyed = gen.WaitIterator(a=delayed_value('A', 0.2), b=delayed_value('B', 0.1))
         while not keyed.done():
             result = yield keyed.next()
             seen.append((keyed.current_index, result))
