@@ -15,6 +15,7 @@ __all__ = [
     'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
     'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable', 'UINT64_TYPECODE',
+    'native_str', 'latin1_bytes',
 ]
 
 PY2 = six.PY2
@@ -139,3 +140,22 @@ else:
     def close_socket(sock):
         """Close `sock`'s file descriptor now."""
         sock.close()
+
+
+# HTTP/1.x heads are latin-1 on the wire and the native str in the API.
+if PY2:
+    def native_str(value):
+        """`value` (bytes, bytearray or text) as the native str, by latin-1: bytes on 2.7."""
+        return value.encode('latin-1') if isinstance(value, text_type) else bytes(value)
+
+    def latin1_bytes(text):
+        """A native str as the wire's bytes (it already is on 2.7)."""
+        return text
+else:
+    def native_str(value):
+        """`value` (bytes, bytearray or text) as the native str, by latin-1: text on 3.x."""
+        return value if isinstance(value, str) else value.decode('latin-1')
+
+    def latin1_bytes(text):
+        """A native str as the wire's bytes; UnicodeEncodeError beyond latin-1."""
+        return text.encode('latin-1')

@@ -3,8 +3,8 @@
 Nothing here touches a socket or the loop. The HTTP client writes the bytes that
 `HTTP1ClientProtocol.send_request` returns, feeds what it reads to `receive_data`, and acts
 on the events `next_event` hands back, so every framing rule is testable by feeding bytes.
-The wire protocol itself comes from h11, a well-kept sans-IO library (0.11.x on Python 2.7);
-its types and exceptions never leave this module.
+The protocol is a state machine of small readers, one per thing the next bytes must be;
+the grammar they check against (as strictly as h11, which this replaced) is _http1parser's.
 
 Invariant: bad input from the peer ends the response with `HTTPInputError`, and once end of
 file has been fed `next_event` never answers `NEED_DATA`, so a broken server cannot leave a
@@ -15,10 +15,13 @@ from __future__ import absolute_import, division, print_function
 import collections
 import zlib
 
-import h11
 from six.moves.urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from tinytornado._compat import collections_abc
+from tinytornado._compat import collections_abc, native_str
+from tinytornado._http1parser import (
+    ReceiveBuffer, asks_to_close, check_framing, chunk_size, format_request, normalize_name,
+    parse_fields, split_fields, split_head,
+)
 
 __all__ = [
     'HTTPHeaders', 'HTTPInputError', 'NoResponseError', 'HTTP1ClientProtocol',
@@ -45,21 +48,6 @@ class NoResponseError(HTTPInputError):
 
 # --- Headers ---------------------------------------------------------------------------
 
-_normalized_names = {}
-_MAX_NORMALIZED_NAMES = 1000  # a hostile server must not grow the cache without bound
-
-
-def _normalize_name(name):
-    """'content-TYPE' -> 'Content-Type', the spelling Tornado gives header names."""
-    try:
-        return _normalized_names[name]
-    except KeyError:
-        normalized = '-'.join(word.capitalize() for word in name.split('-'))
-        if len(_normalized_names) < _MAX_NORMALIZED_NAMES:
-            _normalized_names[name] = normalized
-        return normalized
-
-
 class HTTPHeaders(collections_abc.MutableMapping):
     """Case-insensitive, multi-valued, insertion-ordered headers, as in Tornado 5.1.
 
@@ -82,9 +70,19 @@ class HTTPHeaders(collections_abc.MutableMapping):
         else:
             self.update(*args, **kwargs)
 
+    @classmethod
+    def _adopt(cls, names, values):
+        """Headers made of `names` (normalized, in order) and `values` (name -> list), as the
+        parser builds them: taken over, not copied."""
+        headers = cls.__new__(cls)
+        headers._names = names
+        headers._values = values
+        headers._last_name = names[-1] if names else None
+        return headers
+
     def add(self, name, value):
         """Add a value for `name`, keeping the values it already has."""
-        normalized = _normalize_name(name)
+        normalized = normalize_name(name)
         values = self._values.get(normalized)
         if values is None:
             self._values[normalized] = [value]
@@ -95,7 +93,7 @@ class HTTPHeaders(collections_abc.MutableMapping):
 
     def get_list(self, name):
         """Every value of `name`, in arrival order; [] when absent."""
-        return list(self._values.get(_normalize_name(name), ()))
+        return list(self._values.get(normalize_name(name), ()))
 
     def get_all(self):
         """Yield each (name, value) pair; a name's values come together, at its first position."""
@@ -132,22 +130,22 @@ class HTTPHeaders(collections_abc.MutableMapping):
     __copy__ = copy
 
     def __getitem__(self, name):
-        return ','.join(self._values[_normalize_name(name)])
+        return ','.join(self._values[normalize_name(name)])
 
     def __setitem__(self, name, value):
-        normalized = _normalize_name(name)
+        normalized = normalize_name(name)
         if normalized not in self._values:
             self._names.append(normalized)
         self._values[normalized] = [value]
         self._last_name = normalized
 
     def __delitem__(self, name):
-        normalized = _normalize_name(name)
+        normalized = normalize_name(name)
         del self._values[normalized]
         self._names.remove(normalized)
 
     def __contains__(self, name):
-        return _normalize_name(name) in self._values
+        return normalize_name(name) in self._values
 
     def __iter__(self):
         return iter(self._names)
@@ -192,24 +190,21 @@ PAUSED = _Sentinel('PAUSED')  # the response ended: start_next_cycle() or close 
 
 # --- The client connection's state machine ------------------------------------------------
 
-# The cycle of one request and its response, from this side.
+# Where the connection is in the cycle of one request and its response; while reading, the
+# state names what the next bytes must be.
 AWAITING_REQUEST = 'AWAITING_REQUEST'  # nothing sent since the connection opened or was reset
-AWAITING_RESPONSE = 'AWAITING_RESPONSE'  # request sent, no response head parsed yet
-READING_RESPONSE = 'READING_RESPONSE'  # a head arrived; more heads (after 1xx) or body follow
+AWAITING_RESPONSE = 'AWAITING_RESPONSE'  # request sent, no head parsed yet
+AWAITING_FINAL_HEAD = 'AWAITING_FINAL_HEAD'  # 1xx heads parsed; the final head comes next
+READING_BODY = 'READING_BODY'  # the rest of a body of known length (maybe none)
+READING_CHUNK_SIZE = 'READING_CHUNK_SIZE'  # a chunk-size line
+READING_CHUNK = 'READING_CHUNK'  # the rest of a chunk's data
+READING_CHUNK_END = 'READING_CHUNK_END'  # the CRLF after a chunk's data
+READING_TRAILERS = 'READING_TRAILERS'  # the trailer block after the last chunk
+READING_UNTIL_CLOSE = 'READING_UNTIL_CLOSE'  # a body that ends where the connection does
 RESPONSE_DONE = 'RESPONSE_DONE'  # EndOfMessage returned; next_event answers PAUSED
+CLOSED = 'CLOSED'  # end of file while no response was in progress
 
-_PHASE_NAMES = {h11.SEND_RESPONSE: 'response head', h11.SEND_BODY: 'response body'}
-
-
-def _native(data):
-    """Bytes from the wire as the native str: bytes on 2.7, latin-1 text on 3.x."""
-    data = bytes(data)  # h11 hands out bytearrays in places
-    return data if isinstance(data, str) else data.decode('latin-1')
-
-
-def _wire(text):
-    """A native str (or 2.7 unicode) as bytes for the wire; non-latin-1 raises ValueError."""
-    return text if isinstance(text, bytes) else text.encode('latin-1')
+_BODYLESS_CODES = frozenset([204, 304])
 
 
 class HTTP1ClientProtocol(object):
@@ -230,8 +225,8 @@ class HTTP1ClientProtocol(object):
             protocol.start_next_cycle()  # back to the pool
 
     Args:
-        max_header_size: largest response head (status line and header lines, as
-            "name: value" CRLF each) or trailer block accepted, in bytes.
+        max_header_size: largest response head (status line, header lines and the blank
+            line after them) or trailer block accepted, in bytes as received.
         max_header_lines: most header lines accepted in a head or trailer block.
     """
 
@@ -239,12 +234,14 @@ class HTTP1ClientProtocol(object):
                  max_header_lines=DEFAULT_MAX_HEADER_LINES):
         self.max_header_size = max_header_size
         self.max_header_lines = max_header_lines
-        # h11's limit stops a head that never ends; _checked_headers measures complete ones.
-        self._connection = h11.Connection(h11.CLIENT,
-                                          max_incomplete_event_size=max_header_size)
         self._state = AWAITING_REQUEST
-        self._eof = False  # b'' was fed; h11 sees it only once no head is pending
+        self._received = ReceiveBuffer()
+        self._eof = False  # b'' was fed
         self._error = None  # the HTTPInputError raised, raised again on every later call
+        self._method = None  # of the request in progress (a HEAD response has no body)
+        self._keep_alive = True  # nobody said that this response ends the connection
+        self._remaining = 0  # bytes left of the body (known length) or chunk being read
+        self._body_length = 0  # the Content-Length, for the message when the body is cut short
 
     def send_request(self, method, target, headers, body=None):
         """The bytes of one HTTP/1.1 request, to be written to the stream.
@@ -259,31 +256,22 @@ class HTTP1ClientProtocol(object):
         Raises:
             ValueError: the request is not valid HTTP (a missing Host, a control character
                 in a header, a body that does not match its Content-Length, a second
-                request before start_next_cycle). The fault is the caller's, not the peer's.
+                request before start_next_cycle) or asks for a protocol switch or a chunked
+                upload. The fault is the caller's, not the peer's.
         """
-        headers = HTTPHeaders(headers)
+        if self._state is not AWAITING_REQUEST or self._eof:
+            raise ValueError('a request can be sent only on an open connection, once the '
+                             'last response has ended and start_next_cycle was called')
+        if not isinstance(headers, HTTPHeaders):
+            headers = HTTPHeaders(headers)
         if body is not None and 'Content-Length' not in headers:
+            headers = headers.copy()
             headers['Content-Length'] = str(len(body))
-        _check_request_framing(method, headers)
-        method, target = _wire(method), _wire(target)
-        pairs = [(_wire(name), _wire(value)) for name, value in headers.get_all()]
-        self._send_to_h11(method, target, pairs, body)
+        data = format_request(method, target, headers.get_all(), body)
+        self._method = native_str(method)
+        self._keep_alive = not asks_to_close(headers._values.get('Connection'))
         self._state = AWAITING_RESPONSE
-        # h11 validated these exact bytes, but its own output lower-cases header names in
-        # 0.11 and keeps the caller's in later series: formatting here keeps the wire the same on
-        # every version, with Tornado's spelling, which some servers still depend on.
-        lines = [method + b' ' + target + b' HTTP/1.1']
-        lines.extend(name + b': ' + value for name, value in pairs)
-        return b'\r\n'.join(lines) + b'\r\n\r\n' + (body or b'')
-
-    def _send_to_h11(self, method, target, pairs, body):
-        try:
-            self._connection.send(h11.Request(method=method, target=target, headers=pairs))
-            if body:
-                self._connection.send(h11.Data(data=body))
-            self._connection.send(h11.EndOfMessage())
-        except h11.LocalProtocolError as exc:
-            raise ValueError('cannot send this request: %s' % (exc,))
+        return data
 
     def receive_data(self, data):
         """Feed bytes read from the stream; b'' means the peer closed it (end of file)."""
@@ -292,7 +280,7 @@ class HTTP1ClientProtocol(object):
         elif self._eof:
             raise RuntimeError('data fed after end of file')
         else:
-            self._connection.receive_data(data)
+            self._received.append(data)
 
     def next_event(self):
         """The next response event, NEED_DATA, or PAUSED once the response has ended.
@@ -309,7 +297,7 @@ class HTTP1ClientProtocol(object):
         if self._error is not None:
             raise self._error
         try:
-            return self._next_event()
+            return _READERS[self._state](self)
         except HTTPInputError as exc:
             self._error = exc
             raise
@@ -322,106 +310,216 @@ class HTTP1ClientProtocol(object):
         HTTP/1.0 response always closes it (we send no "Connection: keep-alive", so a 1.0
         server will close it anyway); a body delimited by close cannot be followed.
         """
-        return (self._state is RESPONSE_DONE and not self._eof and
-                self._connection.our_state is h11.DONE and
-                self._connection.their_state is h11.DONE)
+        return self._state is RESPONSE_DONE and self._keep_alive and not self._eof
 
     @property
     def has_extra_data(self):
         """True if bytes beyond what has been parsed were received. Once the response has
         ended, a client that does not pipeline expects none: they would be read as the
         next response, so the connection must not be reused."""
-        return bool(self._connection.trailing_data[0])
+        return len(self._received) > 0
 
     def start_next_cycle(self):
         """Reset for the next request; bytes already received stay for its response."""
         if not self.reusable:
             raise RuntimeError('this connection cannot carry another request')
-        self._connection.start_next_cycle()
         self._state = AWAITING_REQUEST
 
-    def _next_event(self):
-        if self._state is RESPONSE_DONE:
-            return PAUSED
-        event = self._h11_event()
-        if event is h11.NEED_DATA and self._eof:
-            event = self._event_at_eof()
-        return self._translate(event)
+    # -- one reader per state: each returns the next event or NEED_DATA ---------------------
 
-    def _h11_event(self):
-        phase = _PHASE_NAMES.get(self._connection.their_state, 'data between responses')
-        try:
-            return self._connection.next_event()
-        except h11.RemoteProtocolError as exc:
-            if exc.error_status_hint == 431:  # h11's "incomplete event too long"
-                raise HTTPInputError('%s is larger than max_header_size (%d bytes)'
-                                     % (phase, self.max_header_size))
-            raise HTTPInputError('malformed %s: %s' % (phase, exc))
-
-    def _event_at_eof(self):
-        # A close in mid-head is reported here, in our words: h11 would only say
-        # "peer unexpectedly closed", and could not tell NoResponseError apart.
-        if self._connection.their_state is h11.SEND_RESPONSE:
-            if self._state is AWAITING_RESPONSE and not self._connection.trailing_data[0]:
-                raise NoResponseError('connection closed before the response began')
-            raise HTTPInputError('connection closed in the middle of the response head')
-        self._connection.receive_data(b'')
-        return self._h11_event()
-
-    def _translate(self, event):
-        if isinstance(event, (h11.InformationalResponse, h11.Response)):
-            if self._state is AWAITING_REQUEST:  # h11 lets servers answer early; we do not
-                raise HTTPInputError('the server sent a response while no request was '
-                                     'outstanding')
-            self._state = READING_RESPONSE
-            return self._head(event)
-        if isinstance(event, h11.Data):
-            return BodyData(bytes(event.data))  # recent h11 hands out bytearrays
-        if isinstance(event, h11.EndOfMessage):
-            trailers = self._checked_headers(event.headers, 0, 'trailers')
-            self._state = RESPONSE_DONE
-            return EndOfMessage(trailers)
-        if isinstance(event, h11.ConnectionClosed):
+    def _read_between_responses(self):
+        if self._received:
+            raise HTTPInputError('the server sent data while no request was outstanding')
+        if self._eof:
+            self._state = CLOSED
             return ConnectionClosed()
-        return NEED_DATA if event is h11.NEED_DATA else PAUSED
+        return NEED_DATA
 
-    def _head(self, event):
-        reason = _native(event.reason)
-        # 'HTTP/1.1 200 ' + reason + CRLF, as the block size counts it.
-        headers = self._checked_headers(event.headers, 15 + len(reason), 'response head')
-        version = 'HTTP/' + _native(event.http_version)
-        if isinstance(event, h11.InformationalResponse):
-            return InformationalResponse(version, event.status_code, reason, headers)
-        if 'Transfer-Encoding' in headers and 'Content-Length' in headers:
+    def _read_head(self):
+        try:
+            end = self._received.find(b'\r\n\r\n')
+            if end < 0:
+                return self._wait_for_block('response head')
+            minor, code, reason, lines = split_head(self._take_block(end, 'response head'))
+            headers = self._headers(lines, 'response head')
+            length = check_framing(headers._values)
+        except ValueError as exc:
+            raise HTTPInputError('malformed response head: %s' % (exc,))
+        version = 'HTTP/1.' + minor
+        if code < 200:
+            _check_informational(code)
+            self._state = AWAITING_FINAL_HEAD
+            return InformationalResponse(version, code, reason, headers)
+        self._start_body(minor, code, headers._values, length)
+        return ResponseHead(version, code, reason, headers)
+
+    def _start_body(self, minor, code, values, length):
+        if 'Transfer-Encoding' in values and length is not None:
             # RFC 9112 6.3: a sign of response splitting, to be handled as an error (and
             # Tornado 5.1 refuses it too), not resolved in favour of chunked as h11 does.
             raise HTTPInputError('response has both Transfer-Encoding and Content-Length')
-        return ResponseHead(version, event.status_code, reason, headers)
+        if minor == '0' or asks_to_close(values.get('Connection')):
+            self._keep_alive = False
+        if code in _BODYLESS_CODES or self._method == 'HEAD':
+            self._expect_body(0)
+        elif 'Transfer-Encoding' in values:
+            self._state = READING_CHUNK_SIZE
+        elif length is not None:
+            self._expect_body(int(length))
+        else:
+            self._state = READING_UNTIL_CLOSE
+            self._keep_alive = False
 
-    def _checked_headers(self, pairs, start_line_size, block_name):
-        pairs = list(pairs)
-        if len(pairs) > self.max_header_lines:
-            raise HTTPInputError('%s has %d header lines, more than max_header_lines (%d)'
-                                 % (block_name, len(pairs), self.max_header_lines))
-        # Measured as if formatted canonically ("name: value" CRLF), so the limit does not
-        # depend on how the bytes were cut into reads.
-        size = start_line_size + sum(len(name) + len(value) + 4 for name, value in pairs) + 2
+    def _expect_body(self, length):
+        self._state = READING_BODY
+        self._remaining = self._body_length = length
+
+    def _read_body(self):
+        remaining = self._remaining
+        if not remaining:
+            return self._end_message(HTTPHeaders._adopt([], {}))
+        data = self._received.take(remaining)
+        if data:
+            self._remaining = remaining - len(data)
+            return BodyData(data)
+        if self._eof:
+            raise HTTPInputError('connection closed in the middle of the response body '
+                                 '(received %d bytes, expected %d)'
+                                 % (self._body_length - remaining, self._body_length))
+        return NEED_DATA
+
+    def _read_chunk_size(self):
+        end = self._received.find(b'\r\n')
+        if end < 0:
+            return self._wait_for_block('chunk size line')
+        try:
+            size = chunk_size(self._received.take(end))
+        except ValueError as exc:
+            raise HTTPInputError('malformed response body: %s' % (exc,))
+        if size:
+            self._state = READING_CHUNK
+            self._remaining = size
+            return self._read_chunk()
+        self._state = READING_TRAILERS
+        return self._read_trailers()
+
+    def _read_chunk(self):
+        data = self._received.take(self._remaining)
+        if not data:
+            return self._wait_for_chunked_body()
+        self._remaining -= len(data)
+        if not self._remaining:
+            self._state = READING_CHUNK_END
+        return BodyData(data)
+
+    def _read_chunk_end(self):
+        received = self._received.peek(2)
+        if received != b'\r\n'[:len(received)]:
+            raise HTTPInputError('malformed response body: chunk data is followed by %r, '
+                                 'not CRLF' % (received,))
+        if len(received) < 2:
+            return self._wait_for_chunked_body()
+        self._received.take(2)
+        self._state = READING_CHUNK_SIZE
+        return self._read_chunk_size()
+
+    def _read_trailers(self):
+        if self._received.peek(2) == b'\r\n':  # no trailers: the usual end of a chunked body
+            self._received.take(2)
+            return self._end_message(HTTPHeaders._adopt([], {}))
+        try:
+            if self._received.peek(1) == b'\n':
+                raise ValueError('the last chunk is followed by a bare LF, not CRLF')
+            end = self._received.find(b'\r\n\r\n')
+            if end < 0:
+                return self._wait_for_block('trailers')
+            trailers = self._headers(split_fields(self._take_block(end, 'trailers')),
+                                     'trailers')
+            check_framing(trailers._values)  # h11 checks them in trailers too
+        except ValueError as exc:
+            raise HTTPInputError('malformed trailers: %s' % (exc,))
+        return self._end_message(trailers)
+
+    def _read_until_close(self):
+        data = self._received.take(len(self._received))
+        if data:
+            return BodyData(data)
+        if self._eof:
+            return self._end_message(HTTPHeaders._adopt([], {}))
+        return NEED_DATA
+
+    def _end_message(self, trailers):
+        self._state = RESPONSE_DONE
+        return EndOfMessage(trailers)
+
+    def _read_done(self):
+        return PAUSED
+
+    def _read_closed(self):
+        return ConnectionClosed()
+
+    # -- helpers of the readers ---------------------------------------------------------------
+
+    def _wait_for_block(self, block_name):
+        """NEED_DATA while a head, trailer block or chunk-size line can still come whole."""
+        size = len(self._received)
         if size > self.max_header_size:
+            raise HTTPInputError('%s of more than %d bytes is larger than max_header_size '
+                                 '(%d bytes)' % (block_name, size - 1, self.max_header_size))
+        if self._state is READING_CHUNK_SIZE or self._state is READING_TRAILERS:
+            return self._wait_for_chunked_body()
+        if self._eof:
+            if size == 0 and self._state is AWAITING_RESPONSE:
+                raise NoResponseError('connection closed before the response began')
+            raise HTTPInputError('connection closed in the middle of the response head')
+        received = self._received.peek(5)
+        if received != b'HTTP/'[:len(received)]:  # say so now, not at the timeout
+            raise HTTPInputError('malformed response head: illegal status line: it starts '
+                                 'with %r, not HTTP/' % (received,))
+        return NEED_DATA
+
+    def _wait_for_chunked_body(self):
+        if self._eof:
+            raise HTTPInputError('connection closed in the middle of the response body '
+                                 '(incomplete chunked read)')
+        return NEED_DATA
+
+    def _take_block(self, end, block_name):
+        """The head or trailer block of `end` bytes, now parsed, as native text without the
+        blank line that ends it."""
+        if end > self.max_header_size:
             raise HTTPInputError('%s of %d bytes is larger than max_header_size (%d bytes)'
-                                 % (block_name, size, self.max_header_size))
-        headers = HTTPHeaders()
-        for name, value in pairs:
-            headers.add(_native(name), _native(value))
-        return headers
+                                 % (block_name, end, self.max_header_size))
+        return native_str(self._received.take(end)[:-4])
+
+    def _headers(self, lines, block_name):
+        if len(lines) > self.max_header_lines:
+            raise HTTPInputError('%s has %d header lines, more than max_header_lines (%d)'
+                                 % (block_name, len(lines), self.max_header_lines))
+        names, values = parse_fields(lines)
+        return HTTPHeaders._adopt(names, values)
 
 
-def _check_request_framing(method, headers):
-    """Refuse what this class cannot frame or follow: chunked uploads, protocol switches."""
-    if 'Transfer-Encoding' in headers:
-        raise ValueError('request bodies are sent with Content-Length, not Transfer-Encoding')
-    # After CONNECT or Upgrade the connection stops being HTTP; no event here could say so.
-    if method.upper() == 'CONNECT' or 'Upgrade' in headers:
-        raise ValueError('protocol switches (CONNECT, Upgrade) are not supported')
+_READERS = {
+    AWAITING_REQUEST: HTTP1ClientProtocol._read_between_responses,
+    AWAITING_RESPONSE: HTTP1ClientProtocol._read_head,
+    AWAITING_FINAL_HEAD: HTTP1ClientProtocol._read_head,
+    READING_BODY: HTTP1ClientProtocol._read_body,
+    READING_CHUNK_SIZE: HTTP1ClientProtocol._read_chunk_size,
+    READING_CHUNK: HTTP1ClientProtocol._read_chunk,
+    READING_CHUNK_END: HTTP1ClientProtocol._read_chunk_end,
+    READING_TRAILERS: HTTP1ClientProtocol._read_trailers,
+    READING_UNTIL_CLOSE: HTTP1ClientProtocol._read_until_close,
+    RESPONSE_DONE: HTTP1ClientProtocol._read_done,
+    CLOSED: HTTP1ClientProtocol._read_closed,
+}
+
+
+def _check_informational(code):
+    if code < 100:
+        raise HTTPInputError('malformed response head: status code %03d' % code)
+    if code == 101:  # send_request refuses Upgrade, so no switch was asked for
+        raise HTTPInputError('the server switched protocols (101 response) unasked')
 
 
 # --- Content-Encoding ----------------------------------------------------------------------
