@@ -346,6 +346,8 @@ class HTTP1ClientProtocol(object):
         except ValueError as exc:
             raise HTTPInputError('malformed response head: %s' % (exc,))
         version = 'HTTP/1.' + minor
+        if code > 599:  # RFC 9110 15: the valid codes are 100 to 599 (h11 0.16 takes 999)
+            raise HTTPInputError('malformed response head: status code %d' % code)
         if code < 200:
             _check_informational(code)
             self._state = AWAITING_FINAL_HEAD
