@@ -2,10 +2,11 @@
 chunk-size lines and framing fields checked and split; request heads checked and formatted.
 
 The checks are h11's (the library this module replaced), tightened in a few places: lines
-end in CRLF only, the version is HTTP/1.x, chunk extensions hold no control characters.
-Every response check is written twice on purpose: a fast path of a few C-level calls
-(`str.count`, `in`, a cache of field names already seen to be tokens) that accepts exactly
-the valid heads, and, when it refuses, a line-by-line pass that only finds what to say.
+end in CRLF only, the version is HTTP/1.x, chunk extensions hold no control characters
+(httputil adds: status codes 100 to 599, one framing per response). The common path is a
+few C-level calls per head: `str.count` and `in` clear every line of forbidden characters
+at once, and field names already seen to be tokens are not checked again; only when that
+refuses does a line-by-line pass run, to say what was wrong.
 
 Text here is the native str, made from the wire's bytes by latin-1 (bytes on 2.7, text on
 3.x). Errors are ValueError, naming what was wrong; the caller says which message it was.
@@ -282,6 +283,7 @@ _REFUSED_REQUEST_FIELDS = {
     'Transfer-Encoding': 'request bodies are sent with Content-Length, not Transfer-Encoding',
     'Upgrade': 'protocol switches (CONNECT, Upgrade) are not supported',
 }
+
 
 def format_request(method, target, fields, body):
     """The bytes of one HTTP/1.1 request: head, then `body` (bytes or None).

@@ -259,7 +259,7 @@ class HTTP1ClientProtocol(object):
                 request before start_next_cycle) or asks for a protocol switch or a chunked
                 upload. The fault is the caller's, not the peer's.
         """
-        if self._state is not AWAITING_REQUEST or self._eof:
+        if self._state is not AWAITING_REQUEST or self._eof or self._error is not None:
             raise ValueError('a request can be sent only on an open connection, once the '
                              'last response has ended and start_next_cycle was called')
         if not isinstance(headers, HTTPHeaders):
