@@ -219,11 +219,23 @@ class Crawler(object):
 
     @gen.coroutine
     def _process(self, item):
-        """Try `item` once: record its statistic, or put it back for another try."""
+        """Try `item` once: record its statistic, or put it back for another try.
+
+        One coroutine per try, which waits on the HTTP client's Future itself: this is the
+        crawl's hot path, and each nested coroutine would add a generator, a Runner and a
+        Future per URL.
+        """
         started = self.io_loop.time()
         new_items = []
         try:
-            statistic = yield self._try(item, started, new_items)
+            fetched = self._refusal(item)
+            if fetched is None and self.obey_robots:
+                fetched = yield self._robots_refusal(item)
+            if fetched is None:
+                self.frontier.request_started(item.host)
+                download = self.fetcher.start(item.url)
+                fetched = download.outcome((yield download.future))
+            statistic = self._settle(item, fetched, started, new_items)
         except gen.CancelledError:
             raise
         except Exception as e:  # whatever went wrong belongs to this URL's statistic
@@ -232,35 +244,44 @@ class Crawler(object):
         if statistic is not None:
             self._record(statistic, new_items)
 
-    @gen.coroutine
-    def _try(self, item, started, new_items):
-        """One try of `item`: its statistic, or None if it was put back to try again."""
+    def _refusal(self, item):
+        """A _Refused if the item's host was given up, else None."""
         if self.health.is_given_up(item.host):
-            raise gen.Return(self._statistic(item, started, exception=self._given_up(item)))
+            return _Refused(self._given_up(item))
+        return None
+
+    @gen.coroutine
+    def _robots_refusal(self, item):
+        """None if robots.txt lets the crawl fetch `item` now; else a _Refused, a
+        _Failure (robots.txt unavailable), or _PUT_BACK."""
+        had_rules = self.robots.has_rules(item.url)
         try:
-            if self.obey_robots:
-                had_rules = self.robots.has_rules(item.url)
-                allowed = yield self.robots.allowed(item.url, item.host)
-                if not allowed:
-                    raise gen.Return(self._statistic(item, started,
-                                                     exception=ROBOTS_DISALLOWED))
-                if not had_rules and self.frontier.host_delay(item.host):
-                    # robots.txt was just read, for this item, and the host wants a delay
-                    # (from it, or from the crawl's own): back to the frontier for a turn.
-                    self.frontier.put(item, front=True)
-                    raise gen.Return(None)
-            self.frontier.request_started(item.host)
-            fetched = yield self.fetcher.fetch(item.url)
-        except (gen.Return, gen.CancelledError):
+            allowed = yield self.robots.allowed(item.url, item.host)
+        except gen.CancelledError:
             raise
         except Exception as e:  # robots.txt unavailable: a failure that may pass
-            fetched = _Failure(describe_exception(e))
+            raise gen.Return(_Failure(describe_exception(e)))
+        if not allowed:
+            raise gen.Return(_Refused(ROBOTS_DISALLOWED))
+        if not had_rules and self.frontier.host_delay(item.host):
+            # robots.txt was just read, for this item, and the host wants a delay (from
+            # it, or from the crawl's own): back to the frontier for a turn.
+            self.frontier.put(item, front=True)
+            raise gen.Return(_PUT_BACK)
+        raise gen.Return(None)
+
+    def _settle(self, item, fetched, started, new_items):
+        """The statistic of a try, or None if the item went back to the frontier."""
+        if fetched is _PUT_BACK:
+            return None
+        if fetched.__class__ is _Refused:
+            return self._statistic(item, started, exception=fetched.exception)
         if fetched.transient:
             if self._retry(item, fetched):
-                raise gen.Return(None)
+                return None
         else:
             self.health.succeeded(item.host)
-        raise gen.Return(self._outcome(item, fetched, started, new_items))
+        return self._outcome(item, fetched, started, new_items)
 
     def _retry(self, item, fetched):
         """Count a failure of the item's host; True if the item was put back to retry."""
@@ -408,3 +429,13 @@ class _Failure(object):
 
     def __init__(self, exception):
         self.exception = exception
+
+
+class _Refused(object):
+    """A try the crawl refused to make (robots.txt disallows it, or a given-up host)."""
+
+    def __init__(self, exception):
+        self.exception = exception
+
+
+_PUT_BACK = object()  # a try that did not happen: the item went back to the frontier

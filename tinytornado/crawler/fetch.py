@@ -9,18 +9,26 @@ dropped as soon as its headers are in (``download_non_html=False``).
 from __future__ import absolute_import, division, print_function
 
 import email.utils
+import re
 import time
 
 from tinytornado import gen
-from tinytornado.httpclient import HTTPRequest
+from tinytornado.concurrent import Future
+from tinytornado.httpclient import HTTPRequest, HTTPResponse
 from tinytornado.httputil import HTTPHeaders, HTTPInputError, NoResponseError
 
 from .links import is_html_content_type
 
-__all__ = ['Fetcher', 'Fetched', 'BodyTooLarge', 'describe_exception', 'retry_after_seconds']
+__all__ = ['Fetcher', 'Fetched', 'Download', 'BodyTooLarge', 'describe_exception',
+           'retry_after_seconds']
 
 RETRY_STATUSES = frozenset([429, 502, 503, 504])
 _NO_CLIENT_LIMIT = 1 << 62
+# Each Content-Length value of a head whose lines are joined with '\n' (they keep their
+# own line ends): a name, as in HTTPHeaders, is matched whatever its case, and a value
+# is stripped of the blanks around it.
+_CONTENT_LENGTH_RE = re.compile(r'^content-length[ \t]*:[ \t]*(.*?)[ \t\r]*$',
+                                re.IGNORECASE | re.MULTILINE)
 
 
 class BodyTooLarge(Exception):
@@ -56,31 +64,54 @@ class Fetched(object):
         return self.headers.get('Content-Type')
 
 
-class _Download(object):
-    """Collects one response's body chunks, enforcing the cap and the HTML-only rule."""
+class Download(object):
+    """One request of a `Fetcher`, under way: `future` resolves with the client's
+    HTTPResponse (every outcome is one, code 599 when there was none), and `outcome` then
+    says what it gave.
 
-    def __init__(self, max_body_size, download_non_html):
+    Collects the body's chunks, enforcing the cap, and the head's lines, which are read
+    only for what the checks need: most responses pass them, and their headers come
+    parsed in the response.
+    """
+    __slots__ = ('url', 'max_body_size', 'download_non_html', 'lines', 'chunks', 'size',
+                 'skipped', 'too_large', 'future')
+
+    def __init__(self, url, max_body_size, download_non_html):
+        self.url = url
         self.max_body_size = max_body_size
         self.download_non_html = download_non_html
+        self.lines = []  # the status line and the header lines, as they came
         self.chunks = []
         self.size = 0
-        self.status = None
-        self.headers = HTTPHeaders()
         self.skipped = False
         self.too_large = False
+        self.future = None
+
+    def outcome(self, response):
+        """The `Fetched` that the client's `response` (to this request) means."""
+        if response.code == 599 or self.skipped or self.too_large:
+            return _failure(self, response.error)
+        return Fetched(self.url, response.code, response.headers, b''.join(self.chunks))
+
+    @property
+    def status(self):
+        return _status_from_line(self.lines[0]) if self.lines else None
+
+    @property
+    def headers(self):
+        return HTTPHeaders.parse('\n'.join(self.lines[1:]))
 
     def on_header_line(self, line):
         # The status line, each header line, then a blank line once the headers are done.
-        if self.status is None:
-            self.status = _status_from_line(line)
-        elif line.strip():
-            name, _, value = line.partition(':')
-            self.headers.add(name.strip(), value.strip())
+        if line.strip():
+            self.lines.append(line)
         else:
-            self._check_headers()
+            self._check_head()
 
-    def _check_headers(self):
-        length = self.headers.get('Content-Length', '')
+    def _check_head(self):
+        # A header's values are joined with ',', as HTTPHeaders does: a Content-Length
+        # repeated is not a number, so it is left to the body's own count.
+        length = ','.join(_CONTENT_LENGTH_RE.findall('\n'.join(self.lines)))
         if length.isdigit() and int(length) > self.max_body_size:
             self._refuse_body()
         if not self.download_non_html and not is_html_content_type(
@@ -121,9 +152,19 @@ class Fetcher(object):
     @gen.coroutine
     def fetch(self, url, follow_redirects=False, download_non_html=None):
         """A Future of the `Fetched` outcome of a GET of `url`."""
+        download = self.start(url, follow_redirects, download_non_html)
+        response = yield download.future
+        raise gen.Return(download.outcome(response))
+
+    def start(self, url, follow_redirects=False, download_non_html=None):
+        """Send a GET of `url`: its `Download`, whose `outcome` is what `fetch` gives.
+
+        For a caller that is a coroutine already (the crawl's worker), waiting on the
+        client's Future itself saves a coroutine per request.
+        """
         if download_non_html is None:
             download_non_html = self.download_non_html
-        download = _Download(self.max_body_size, download_non_html)
+        download = Download(url, self.max_body_size, download_non_html)
         request = HTTPRequest(
             url, follow_redirects=follow_redirects, max_redirects=5,
             connect_timeout=self.connect_timeout, request_timeout=self.request_timeout,
@@ -133,19 +174,16 @@ class Fetcher(object):
             max_body_size=_NO_CLIENT_LIMIT,
             header_callback=download.on_header_line, streaming_callback=download.on_chunk)
         try:
-            response = yield self.http_client.fetch(request, raise_error=False)
-        except gen.CancelledError:
-            raise
-        except Exception as e:  # the client failed without a response: still an outcome
-            raise gen.Return(_failure(url, download, e))
-        if response.code == 599 or download.skipped or download.too_large:
-            raise gen.Return(_failure(url, download, response.error))
-        raise gen.Return(Fetched(url, response.code, response.headers,
-                                 b''.join(download.chunks)))
+            download.future = self.http_client.fetch(request, raise_error=False)
+        except Exception as e:  # refused at once (a closed client): still an outcome
+            download.future = Future()
+            download.future.set_result(HTTPResponse(request, 599, error=e))
+        return download
 
 
-def _failure(url, download, error):
+def _failure(download, error):
     """The outcome of a request that ended early: skipped on purpose, or failed."""
+    url = download.url
     if download.skipped:
         return Fetched(url, download.status, download.headers, body_skipped=True)
     if download.too_large:

@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 import functools
 
 from tinytornado import gen
+from tinytornado._waiters import resolved_future
 
 from .robots import RobotsRules, robots_url
 
@@ -61,6 +62,8 @@ class RobotsCache(object):
         if future is None:
             future = self._rules[robots_txt] = self._load(robots_txt, host)
             future.add_done_callback(functools.partial(self._forget_failure, robots_txt))
+        elif future.done():  # read already (a failure is forgotten as it happens)
+            return resolved_future(future.result().allowed(url, self.user_agent))
         return _check(future, url, self.user_agent)
 
     def _forget_failure(self, robots_txt, future):
