@@ -90,6 +90,65 @@ def test_moment_gives_up_one_pass(vloop):
     assert trace == [('a', 0), ('b', 0), ('a', 1), ('b', 1), ('a', 2), ('b', 2)]
 
 
+def test_returning_coroutine_resumes_its_parent_in_the_same_pass(vloop):
+    trace = []
+
+    @gen.coroutine
+    def child():
+        yield gen.moment
+        trace.append('child returns')
+        raise gen.Return(1)
+
+    @gen.coroutine
+    def parent():
+        value = yield child()
+        trace.append(('parent resumes', value))
+
+    def first():
+        parent()
+        vloop.add_callback(lambda: vloop.add_callback(trace.append, 'pass 2 ends'))
+    vloop.add_callback(first)
+    vloop.call_later(1, vloop.stop)
+    vloop.start()
+    assert trace == ['child returns', ('parent resumes', 1), 'pass 2 ends']
+
+
+def test_future_resolved_by_a_coroutine_wakes_its_waiter_a_pass_later(vloop):
+    trace = []
+    shared = Future()
+
+    @gen.coroutine
+    def waiter():
+        yield shared
+        trace.append('waiter resumes')
+
+    @gen.coroutine
+    def resolver():
+        yield gen.moment
+        shared.set_result(None)
+        trace.append('set_result returned')
+        yield gen.moment
+        trace.append('resolver resumes')
+
+    waiter()
+    vloop.run_sync(resolver)
+    assert trace == ['set_result returned', 'waiter resumes', 'resolver resumes']
+
+
+def test_deep_chain_of_returning_coroutines_does_not_overflow_the_stack(vloop):
+    # Each level resumes its parent in the same stack up to a bounded depth, and past it
+    # through the loop: 3,000 levels are far past the recursion limit otherwise. Each
+    # level waits a moment before calling the next, so building the chain recurses not.
+    @gen.coroutine
+    def level(n):
+        yield gen.moment
+        if n == 0:
+            raise gen.Return(0)
+        value = yield level(n - 1)
+        raise gen.Return(value + 1)
+    assert vloop.run_sync(lambda: level(3000), timeout=60) == 3000
+
+
 def test_yield_none_is_moment(vloop):
     @gen.coroutine
     def f():

@@ -81,6 +81,9 @@ class Future(object):
     _callbacks = None  # A list once a callback is added.
     _tb_logger = None
     _canceller = None
+    # Set by gen's Runner when a coroutine's return resolves this Future: the waiting
+    # parent may then resume in the same stack (see gen.Runner._wake).
+    _return_depth = None
 
     def __repr__(self):
         if self._state == _FINISHED:

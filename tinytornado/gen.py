@@ -33,7 +33,6 @@ import collections
 import datetime
 import functools
 import sys
-import threading
 import types
 
 from tinytornado._compat import (
@@ -125,7 +124,7 @@ def is_coroutine_function(func):
 class Runner(object):
     """Drives one generator coroutine, resolving `result_future` when it ends."""
     __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'finished',
-                 'must_cancel')
+                 'must_cancel', 'return_depth')
 
     def __init__(self, gen, result_future, first_yielded):
         self.gen = gen
@@ -135,6 +134,8 @@ class Runner(object):
         self.running = False
         self.finished = False
         self.must_cancel = False
+        # How many returning coroutines' stacks this one runs in: 0 when the loop runs it.
+        self.return_depth = 0
         result_future._canceller = self.cancel  # set_canceller(), without the call.
         if self.handle_yield(first_yielded):
             self.run()
@@ -199,7 +200,11 @@ class Runner(object):
         self.future = future
         if future._state is not _PENDING:
             return True
-        future.add_done_callback(self._wake)
+        # add_done_callback(self._wake) without the call: every wait comes here.
+        if future._callbacks is None:
+            future._callbacks = [self._wake]
+        else:
+            future._callbacks.append(self._wake)
         if self.must_cancel and future.cancel():
             self.must_cancel = False  # Its CancelledError will reach the generator.
         return False
@@ -219,15 +224,15 @@ class Runner(object):
         return True
 
     def _wake(self, future):
-        if future is _returning.future and _returning.depth < _MAX_RETURN_DEPTH:
-            # The coroutine we waited for has just returned: resume here, as after a
-            # function call, rather than a loop pass later.
-            _returning.future = None
-            _returning.depth += 1
+        depth = future._return_depth
+        if depth is not None and depth < _MAX_RETURN_DEPTH:
+            # The coroutine we waited for is returning, in this very stack: resume here,
+            # as after a function call, rather than a loop pass later.
+            self.return_depth = depth + 1
             try:
                 self.run()
             finally:
-                _returning.depth -= 1
+                self.return_depth = 0
         else:
             self.io_loop.add_callback(self.run)
 
@@ -235,31 +240,22 @@ class Runner(object):
         self.finished = True
         self.gen = None
         future = self.result_future
-        previous = _returning.future
-        _returning.future = future
-        try:
-            if exc_info is not None:
-                future_set_exc_info(future, exc_info)
-            elif future._state is _PENDING:  # Not resolved from outside meanwhile.
-                future.set_result(value)
-        finally:
-            _returning.future = previous
+        # Only a Runner woken by this resolution, of exactly this Future, resumes in the
+        # same stack (see `_wake`). Any other Future resolved meanwhile (by a queue, a
+        # lock, a stream) wakes its waiter through the loop, so no coroutine ever runs
+        # inside another's put() or release(). The depth bounds the nesting, so a deep
+        # recursion of coroutines cannot overflow the stack: past it, parents resume
+        # through the loop.
+        future._return_depth = self.return_depth
+        if exc_info is not None:
+            future_set_exc_info(future, exc_info)
+        elif future._state is _PENDING:  # Not resolved from outside meanwhile.
+            # set_result(value) without its checks, which the test above made.
+            future._result = value
+            future._state = _FINISHED
+            future._run_callbacks()
 
 
-class _ReturningCoroutine(threading.local):
-    """Per thread: the Future of the coroutine that is returning right now.
-
-    Only a Runner waiting on exactly that Future resumes in the same stack. Any other
-    Future resolved meanwhile (by a queue, a lock, a stream) wakes its waiter through the
-    loop, so no coroutine ever runs inside another's call to put() or release().
-    `depth` bounds the nesting, so a deep recursion of coroutines cannot overflow the
-    stack: past it, parents resume through the loop.
-    """
-    future = None
-    depth = 0
-
-
-_returning = _ReturningCoroutine()
 _MAX_RETURN_DEPTH = 50
 
 
