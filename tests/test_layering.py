@@ -13,7 +13,8 @@ PACKAGE_DIR = os.path.dirname(tinytornado.__file__)
 # Each layer and the layers it may import directly; what those may import is allowed too.
 # `log` (the loggers) and the package root (its version) are open to every layer.
 LAYERS = {
-    '_compat': [],
+    '_clock': [],
+    '_compat': ['_clock'],
     '_timerqueue': [],
     '_bytebuffer': ['_compat'],
     'concurrent': ['_compat'],

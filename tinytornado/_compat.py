@@ -32,7 +32,10 @@ GC_CYCLE_FINALIZERS = sys.version_info >= (3, 4)
 
 if PY2:
     import collections as collections_abc  # noqa: F401  (2.7 keeps the ABCs here)
-    from monotonic import monotonic  # noqa: F401
+    from tinytornado._clock import linux_monotonic
+    monotonic = linux_monotonic()
+    if monotonic is None:
+        from monotonic import monotonic  # noqa: F401  (the backport, for other systems)
     import selectors2 as selectors  # noqa: F401
     import concurrent.futures as futures  # noqa: F401  (the `futures` backport)
     from thread import get_ident  # noqa: F401
