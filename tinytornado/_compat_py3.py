@@ -17,6 +17,7 @@ An ``await future`` is driven by one of two things, and `future_await` serves bo
 from __future__ import absolute_import, division, print_function
 
 import sys
+import textwrap
 
 __all__ = ['awaitable', 'future_await', 'asyncio_future_for', 'running_asyncio_loop']
 
@@ -27,29 +28,34 @@ def awaitable(cls):
     return cls
 
 
-def future_await(future):
-    """`Future.__await__`: the result of `future`, once it is done."""
-    if future.done() and not future.cancelled():
-        return future.result()
-    asyncio_loop = running_asyncio_loop()
-    if asyncio_loop is None:
-        # A cancelled Future is yielded too, so that the Runner throws the cancellation in
-        # the way async code expects it (see platform.asyncio).
-        return (yield future)
-    return (yield from _await_in_task(future, asyncio_loop))
-
-
-def _await_in_task(future, asyncio_loop):
-    cancelled_error = sys.modules['asyncio'].CancelledError
-    try:
-        return (yield from _asyncio_waiter(future, asyncio_loop))
-    except cancelled_error:
-        # The Task was cancelled. As when a Task awaits a Task, cancel `future` and, if it
-        # accepts, end the await only once it has ended, so the coroutine behind it
-        # cleans up first. A Future that refuses is left alone: the Task goes on cancelled.
-        if future.done() or not future.cancel():
-            raise
+# `yield from` and `return value` in a generator are syntax errors on 2.7, where this
+# module is never imported but `python2.7 -m compileall tinytornado` still compiles it:
+# the two generators below are compiled from source on 3.x only (as Tornado 4 and 5 did).
+exec(compile(textwrap.dedent('''
+    def future_await(future):
+        """`Future.__await__`: the result of `future`, once it is done."""
+        if future.done() and not future.cancelled():
+            return future.result()
+        asyncio_loop = running_asyncio_loop()
+        if asyncio_loop is None:
+            # A cancelled Future is yielded too, so that the Runner throws the cancellation in
+            # the way async code expects it (see platform.asyncio).
+            return (yield future)
         return (yield from _await_in_task(future, asyncio_loop))
+
+
+    def _await_in_task(future, asyncio_loop):
+        cancelled_error = sys.modules['asyncio'].CancelledError
+        try:
+            return (yield from _asyncio_waiter(future, asyncio_loop))
+        except cancelled_error:
+            # The Task was cancelled. As when a Task awaits a Task, cancel `future` and, if it
+            # accepts, end the await only once it has ended, so the coroutine behind it
+            # cleans up first. A Future that refuses is left alone: the Task goes on cancelled.
+            if future.done() or not future.cancel():
+                raise
+            return (yield from _await_in_task(future, asyncio_loop))
+'''), '<tinytornado._compat_py3: compiled on 3.x>', 'exec'))
 
 
 def running_asyncio_loop():
