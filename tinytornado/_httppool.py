@@ -8,10 +8,16 @@ host does not hold up the others. With its slot a fetch takes the most recently 
 connection to its origin, or opens one; at the end it gives the slot back, with the
 connection if it can carry another request.
 
-Invariants: every connection is either in use by exactly one fetch or idle here with a
-one-byte read pending, so whatever the server sends to an idle connection (a close, a
-reset, stray bytes) retires it; at most `max_clients` connections are open, idle ones
-included (the least recently used idle one is closed to make room).
+Invariants: every connection is either in use by exactly one fetch or idle here; from the
+loop pass after the one it went idle in, an idle connection has a one-byte read pending,
+so whatever the server sends to it (a close, a reset, stray bytes) retires it; at most
+`max_clients` connections are open, idle ones included (the least recently used idle one
+is closed to make room).
+
+The read is started a pass late because a crawl's worker takes its connection back at
+once, in the same pass: a read started and cancelled for nothing cost more than the rest
+of the pool's work for a request. Whatever came meanwhile is not missed: the stream has
+read it ahead, or seen the close, and the read sees that as soon as it starts.
 
 A connection is any object with a `stream` (an IOStream) and an `idle_read` attribute, which
 the pool sets while the connection is idle.
@@ -80,6 +86,7 @@ class ConnectionPool(object):
         self.idle = collections.OrderedDict()  # every idle connection -> its _HostPool,
         #                                        least recently used first
         self.hosts_in_turn = collections.deque()  # with waiting requests and room of their own
+        self.to_watch = []  # connections gone idle in this pass, their read not started yet
         self.closed = False
 
     def acquire(self, key):
@@ -121,8 +128,9 @@ class ConnectionPool(object):
         while host.idle:
             connection = host.idle.pop()
             del self.idle[connection]
-            connection.idle_read.cancel()
-            connection.idle_read = None
+            if connection.idle_read is not None:
+                connection.idle_read.cancel()
+                connection.idle_read = None
             if _looks_alive(connection.stream):
                 return connection
             connection.stream.close()
@@ -168,10 +176,19 @@ class ConnectionPool(object):
             return
         host.idle.append(connection)
         self.idle[connection] = host
-        # Nothing may arrive on an idle connection: this read ends only when something
-        # does (a close, a reset, stray bytes), and then the connection is retired.
-        connection.idle_read = connection.stream.read_bytes(1, partial=True)
-        connection.idle_read.add_done_callback(functools.partial(self._on_idle_read, connection))
+        if not self.to_watch:
+            self.io_loop.add_callback(self._watch_idle)
+        self.to_watch.append(connection)
+
+    def _watch_idle(self):
+        connections, self.to_watch = self.to_watch, []
+        for connection in connections:
+            # Nothing may arrive on an idle connection: this read ends only when something
+            # does (a close, a reset, stray bytes), and then the connection is retired.
+            if connection.idle_read is None and connection in self.idle:
+                connection.idle_read = connection.stream.read_bytes(1, partial=True)
+                connection.idle_read.add_done_callback(
+                    functools.partial(self._on_idle_read, connection))
 
     def _on_idle_read(self, connection, future):
         if future.cancelled():

@@ -95,7 +95,7 @@ class HTTPRequest(object):
                  ca_certs=None, allow_ipv6=None, client_key=None, client_cert=None,
                  body_producer=None, expect_100_continue=False, decompress_response=None,
                  ssl_options=None, max_body_size=None):
-        self.headers = headers
+        self._headers = headers  # an HTTPHeaders made on first use, if None
         if if_modified_since:
             self.headers['If-Modified-Since'] = format_timestamp(if_modified_since)
         self.url = native_url(url)
@@ -123,11 +123,13 @@ class HTTPRequest(object):
 
     @property
     def headers(self):
+        if self._headers is None:
+            self._headers = HTTPHeaders()
         return self._headers
 
     @headers.setter
     def headers(self, value):
-        self._headers = HTTPHeaders() if value is None else value
+        self._headers = value
 
     @property
     def body(self):
@@ -323,7 +325,9 @@ class AsyncHTTPClient(object):
             request = HTTPRequest(url=request, **kwargs)
         elif kwargs:
             raise ValueError("kwargs can't be used if request is an HTTPRequest object")
-        request.headers = HTTPHeaders(request.headers)  # ours to add to
+        # Ours to add to: a copy of the request's, or new ones (not made twice).
+        headers = request._headers
+        request.headers = HTTPHeaders() if headers is None else HTTPHeaders(headers)
         return self._fetch(RequestProxy(request, self.defaults), raise_error)
 
     @gen.coroutine
