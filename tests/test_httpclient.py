@@ -532,6 +532,13 @@ def test_response_attributes():
     failed = HTTPResponse(request, 599, error=HTTPTimeoutError('Timeout during request'))
     assert failed.body is None and failed.buffer is None
     assert str(failed.error) == 'Timeout during request' and failed.error.code == 599
+    missing = HTTPResponse(request, 404)
+    error = missing.error
+    assert (type(error), error.code, error.response) == (HTTPClientError, 404, missing)
+    assert missing.error is error  # made once, when first asked for
+    missing.error = None
+    assert missing.error is None
+    missing.rethrow()
 
 
 def test_request_time_and_time_info(client, http_server):

@@ -50,6 +50,8 @@ _DEFAULT_MAX_BUFFER_SIZE = 100 * 1024 * 1024  # Tornado's; also the default max_
 
 HTTPError = HTTPClientError  # Tornado's older name
 
+_CODE_ERROR = object()  # an HTTPResponse's error: the HTTPClientError of its code, not made yet
+
 
 class HTTPRequest(object):
     """One HTTP request, with Tornado 5.1's arguments.
@@ -171,11 +173,24 @@ class HTTPResponse(object):
         self._body = None
         self.effective_url = request.url if effective_url is None else effective_url
         if error is None and not 200 <= code < 300:
-            error = HTTPClientError(code, message=self.reason, response=self)
-        self.error = error
+            error = _CODE_ERROR
+        self._error = error
         self.request_time = request_time
         self.time_info = time_info or {}
         self.start_time = start_time
+
+    @property
+    def error(self):
+        # The HTTPClientError of a non-2xx code is made when first asked for: it refers
+        # back to the response, and a crawl that never looks at it would leave a cycle
+        # (a body held until the garbage collector runs) per 404 or redirect.
+        if self._error is _CODE_ERROR:
+            self._error = HTTPClientError(self.code, message=self.reason, response=self)
+        return self._error
+
+    @error.setter
+    def error(self, value):
+        self._error = value
 
     @property
     def body(self):

@@ -233,8 +233,8 @@ class Crawler(object):
                 fetched = yield self._robots_refusal(item)
             if fetched is None:
                 self.frontier.request_started(item.host)
-                download = self.fetcher.start(item.url)
-                fetched = download.outcome((yield download.future))
+                download, response = self.fetcher.start(item.url)
+                fetched = download.outcome((yield response))
             statistic = self._settle(item, fetched, started, new_items)
         except gen.CancelledError:
             raise

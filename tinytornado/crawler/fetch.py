@@ -65,16 +65,15 @@ class Fetched(object):
 
 
 class Download(object):
-    """One request of a `Fetcher`, under way: `future` resolves with the client's
-    HTTPResponse (every outcome is one, code 599 when there was none), and `outcome` then
-    says what it gave.
+    """One request of a `Fetcher`, under way: `outcome` says what the client's
+    HTTPResponse to it gave.
 
     Collects the body's chunks, enforcing the cap, and the head's lines, which are read
     only for what the checks need: most responses pass them, and their headers come
     parsed in the response.
     """
     __slots__ = ('url', 'max_body_size', 'download_non_html', 'lines', 'chunks', 'size',
-                 'skipped', 'too_large', 'future')
+                 'skipped', 'too_large')
 
     def __init__(self, url, max_body_size, download_non_html):
         self.url = url
@@ -85,7 +84,6 @@ class Download(object):
         self.size = 0
         self.skipped = False
         self.too_large = False
-        self.future = None
 
     def outcome(self, response):
         """The `Fetched` that the client's `response` (to this request) means."""
@@ -152,15 +150,18 @@ class Fetcher(object):
     @gen.coroutine
     def fetch(self, url, follow_redirects=False, download_non_html=None):
         """A Future of the `Fetched` outcome of a GET of `url`."""
-        download = self.start(url, follow_redirects, download_non_html)
-        response = yield download.future
-        raise gen.Return(download.outcome(response))
+        download, response = self.start(url, follow_redirects, download_non_html)
+        raise gen.Return(download.outcome((yield response)))
 
     def start(self, url, follow_redirects=False, download_non_html=None):
-        """Send a GET of `url`: its `Download`, whose `outcome` is what `fetch` gives.
+        """Send a GET of `url`: its `Download`, and a Future of the client's HTTPResponse
+        (every outcome is one, code 599 when there was none); what `fetch` gives is the
+        download's `outcome` of that response.
 
         For a caller that is a coroutine already (the crawl's worker), waiting on the
-        client's Future itself saves a coroutine per request.
+        client's Future itself saves a coroutine per request. The Download does not keep
+        the Future: the response refers to the download (its request's callbacks), and
+        a cycle would wait for the garbage collector.
         """
         if download_non_html is None:
             download_non_html = self.download_non_html
@@ -174,11 +175,11 @@ class Fetcher(object):
             max_body_size=_NO_CLIENT_LIMIT,
             header_callback=download.on_header_line, streaming_callback=download.on_chunk)
         try:
-            download.future = self.http_client.fetch(request, raise_error=False)
+            response = self.http_client.fetch(request, raise_error=False)
         except Exception as e:  # refused at once (a closed client): still an outcome
-            download.future = Future()
-            download.future.set_result(HTTPResponse(request, 599, error=e))
-        return download
+            response = Future()
+            response.set_result(HTTPResponse(request, 599, error=e))
+        return download, response
 
 
 def _failure(download, error):
