@@ -26,11 +26,6 @@ setup(
         'selectors2>=2.0; python_version < "3"',
         'monotonic>=1.5; python_version < "3"',
         'futures>=3.2; python_version < "3"',
-        # The HTTP/1.1 wire protocol (sans-IO). 0.11 is the last series for 2.7, 0.14
-        # for 3.6 and 3.7; 0.16 fixes a chunked-encoding smuggling bug.
-        'h11>=0.11,<0.12; python_version < "3"',
-        'h11>=0.13,<0.15; python_version >= "3" and python_version < "3.8"',
-        'h11>=0.16; python_version >= "3.8"',
         # The crawler: robots.txt rules (Scrapy's parser; 0.2 is the last for 2.7 and 3.6)
         # and the Public Suffix List shipped offline, for lenient host matching.
         'protego>=0.2.1,<0.3; python_version < "3.7"',
@@ -53,6 +48,11 @@ setup(
             # The TLS tests make a CA and certificates at run time (3.3 is 2.7's last).
             'cryptography<3.4; python_version < "3"',
             'cryptography; python_version >= "3"',
+            # The reference our HTTP/1.1 parser is tested against (a differential test).
+            # 0.11 is the last series for 2.7, 0.14 for 3.6 and 3.7.
+            'h11>=0.11,<0.12; python_version < "3"',
+            'h11>=0.13,<0.15; python_version >= "3" and python_version < "3.8"',
+            'h11>=0.16; python_version >= "3.8"',
             # AsyncIOLoop's tests also run on uvloop's loop where it installs.
             'uvloop; python_version >= "3.7" and sys_platform != "win32"',
         ],
