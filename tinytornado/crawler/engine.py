@@ -296,32 +296,38 @@ class Crawler(object):
 
     def _outcome(self, item, fetched, started, new_items):
         """The statistic of a finished try; queues what it links or redirects to."""
-        if fetched.status is None:
+        status = fetched.status
+        if status is None:
             return self._statistic(item, started, exception=fetched.exception)
         content_type = fetched.content_type
-        fields = dict(status=fetched.status, content_type=content_type,
-                      size=len(fetched.body), exception=fetched.exception)
-        location = fetched.headers.get('Location')
-        if fetched.status in REDIRECT_STATUSES and location:
-            fields.update(self._redirect(item, location, new_items))
-        elif 200 <= fetched.status < 300 and is_html_content_type(content_type):
-            fields.update(self._links(item, fetched, new_items))
+        next_url = encoding = None
+        num_urls = 0
+        # Only a redirect's Location counts: the others are not looked up.
+        location = fetched.headers.get('Location') if status in REDIRECT_STATUSES else None
+        if location:
+            next_url, num_urls = self._redirect(item, location, new_items)
+        elif 200 <= status < 300 and is_html_content_type(content_type):
+            encoding, num_urls = self._links(item, fetched, new_items)
         else:
-            fields['encoding'] = content_type_charset(content_type)
-        return self._statistic(item, started, **fields)
+            encoding = content_type_charset(content_type)
+        return FetchStatistic(item.url, next_url, status, fetched.exception, len(fetched.body),
+                              content_type, encoding, num_urls, len(new_items), item.depth,
+                              self._elapsed(started), item.tries + 1)
 
     def _redirect(self, item, location, new_items):
+        """(next_url, num_urls) of a redirect; queues its target if it may be followed."""
         try:
             next_url = urljoin(item.url, location)
         except ValueError:
-            return dict(next_url=location)  # not http(s): recorded, never followed
+            return location, 0  # not http(s): recorded, never followed
         if item.max_redirect > 0 and self.scope.allows(next_url):
             new_item = self._admit(next_url, item.depth, item.max_redirect - 1)
             if new_item is not None:
                 new_items.append(new_item)
-        return dict(next_url=next_url, num_urls=1, num_new_urls=len(new_items))
+        return next_url, 1
 
     def _links(self, item, fetched, new_items):
+        """(encoding, num_urls) of an HTML page; queues the links not seen before."""
         text, encoding = decode_html(fetched.body, fetched.content_type)
         links = extract_links(text, item.url, frames=self.frames)
         depth = item.depth + 1
@@ -333,7 +339,7 @@ class Crawler(object):
                     new_item = self._admit(link, depth, self.max_redirect)
                     if new_item is not None:
                         new_items.append(new_item)
-        return dict(encoding=encoding, num_urls=len(links), num_new_urls=len(new_items))
+        return encoding, len(links)
 
     def _admit(self, url, depth, max_redirect):
         """A new WorkItem for `url` if it was never seen and the page budget allows."""
@@ -344,9 +350,12 @@ class Crawler(object):
         self.seen_urls.add(url)
         return WorkItem(url, _host_key(url), depth, max_redirect, 0)
 
-    def _statistic(self, item, started, **fields):
-        return FetchStatistic(item.url, depth=item.depth, tries=item.tries + 1,
-                              elapsed=round(self.io_loop.time() - started, 6), **fields)
+    def _statistic(self, item, started, exception):
+        return FetchStatistic(item.url, exception=exception, depth=item.depth,
+                              tries=item.tries + 1, elapsed=self._elapsed(started))
+
+    def _elapsed(self, started):
+        return round(self.io_loop.time() - started, 6)
 
     # -- recording ----------------------------------------------------------------------
 

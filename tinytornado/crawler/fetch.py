@@ -24,11 +24,11 @@ __all__ = ['Fetcher', 'Fetched', 'Download', 'BodyTooLarge', 'describe_exception
 
 RETRY_STATUSES = frozenset([429, 502, 503, 504])
 _NO_CLIENT_LIMIT = 1 << 62
-# Each Content-Length value of a head whose lines are joined with '\n' (they keep their
-# own line ends): a name, as in HTTPHeaders, is matched whatever its case, and a value
-# is stripped of the blanks around it.
-_CONTENT_LENGTH_RE = re.compile(r'^content-length[ \t]*:[ \t]*(.*?)[ \t\r]*$',
-                                re.IGNORECASE | re.MULTILINE)
+# Each Content-Length value of a head lowercased (names match whatever their case, as in
+# HTTPHeaders), its lines joined with '\n' (they keep their own line ends), so that a
+# header line starts after a '\n'; a value is stripped of the blanks around it. The
+# literal start lets the regex engine skip ahead rather than try every position.
+_CONTENT_LENGTH_RE = re.compile(r'\ncontent-length[ \t]*:[ \t]*(.*?)[ \t\r]*$', re.MULTILINE)
 
 
 class BodyTooLarge(Exception):
@@ -109,7 +109,7 @@ class Download(object):
     def _check_head(self):
         # A header's values are joined with ',', as HTTPHeaders does: a Content-Length
         # repeated is not a number, so it is left to the body's own count.
-        length = ','.join(_CONTENT_LENGTH_RE.findall('\n'.join(self.lines)))
+        length = ','.join(_CONTENT_LENGTH_RE.findall('\n'.join(self.lines).lower()))
         if length.isdigit() and int(length) > self.max_body_size:
             self._refuse_body()
         if not self.download_non_html and not is_html_content_type(
