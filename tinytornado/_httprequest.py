@@ -12,6 +12,7 @@ import copy
 import datetime
 import email.utils
 import numbers
+import operator
 import ssl
 
 from six.moves.urllib.parse import urljoin, urlsplit
@@ -28,6 +29,7 @@ _SUPPORTED_METHODS = frozenset(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH',
 _BODY_METHODS = frozenset(['POST', 'PATCH', 'PUT'])
 _UNSUPPORTED_OPTIONS = ('proxy_host', 'proxy_port', 'proxy_username', 'proxy_password',
                         'proxy_auth_mode', 'body_producer', 'expect_100_continue')
+_unsupported_values = operator.attrgetter(*_UNSUPPORTED_OPTIONS)
 # What a redirect that turns the request into a GET drops with its body.
 _BODY_HEADERS = ('Content-Length', 'Content-Type', 'Content-Encoding', 'Transfer-Encoding')
 
@@ -41,18 +43,21 @@ class RequestProxy(object):
     """
 
     def __init__(self, request, defaults):
-        values = self.__dict__
-        values.update(request.__dict__)
+        values = request.__dict__.copy()  # one copy of the whole table, not an update
         for name, value in defaults.items():
             if values.get(name) is None:
                 values[name] = value
         values['headers'], values['body'] = request.headers, request.body  # properties
-        self.request = request
-        self.defaults = defaults
+        values['request'], values['defaults'] = request, defaults
+        self.__dict__ = values
 
 
 def check_supported(request):
     """Raise NotImplementedError for an option tinytornado does not implement."""
+    # Every value read in one C call first: this runs for every request, and nearly
+    # always finds nothing.
+    if not any(_unsupported_values(request)):
+        return
     for option in _UNSUPPORTED_OPTIONS:
         if getattr(request, option):
             raise NotImplementedError('%s is not supported by tinytornado' % option)
@@ -112,9 +117,12 @@ def prepare_headers(request, parts):
             (method in _BODY_METHODS) != (request.body is not None)):
         raise ValueError('Body must %sbe None for method %s (unless allow_nonstandard_methods '
                          'is true)' % ('not ' if method in _BODY_METHODS else '', method))
+    netloc = parts.netloc
     if 'Host' not in headers:
-        headers['Host'] = parts.netloc.rpartition('@')[2]
-    username, password = parts.username, parts.password
+        headers['Host'] = netloc.rpartition('@')[2]
+    username = password = None
+    if '@' in netloc:  # SplitResult parses the user info again for each of the two
+        username, password = parts.username, parts.password
     if username is None and request.auth_username is not None:
         username, password = request.auth_username, request.auth_password
     if username is not None:

@@ -417,12 +417,14 @@ def _response(request, exchange, error=None):
     exchange's response, or code 599 with `error`."""
     if exchange is None:  # the request was refused before it could be sent
         return HTTPResponse(request, 599, error=error, request_time=0.0)
-    timing = dict(effective_url=exchange.request.url, request_time=exchange.elapsed(),
-                  time_info=exchange.time_info, start_time=exchange.start_time)
-    if error is not None:
-        return HTTPResponse(request, 599, error=error, **timing)
-    response = HTTPResponse(request, exchange.code, reason=exchange.reason,
-                            headers=exchange.response_headers, **timing)
-    response._body = exchange.body()
+    if error is None:
+        code, reason, headers = exchange.code, exchange.reason, exchange.response_headers
+    else:
+        code, reason, headers = 599, None, None
+    response = HTTPResponse(request, code, headers=headers, reason=reason, error=error,
+                            effective_url=exchange.request.url, request_time=exchange.elapsed(),
+                            time_info=exchange.time_info, start_time=exchange.start_time)
+    if error is None:
+        response._body = exchange.body()
     return response
 
