@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tinytornado.crawler.urls import (
-    is_http_url, normalize_url, remove_dot_segments, url_hash, url_host, urljoin,
+    is_http_url, normalize_url, remove_dot_segments, url_hash, url_host, urljoin, urljoin_all,
 )
 
 # RFC 3986 section 5.4: reference resolution examples against this base.
@@ -120,6 +120,42 @@ def test_urljoin_reads_hrefs_as_browsers_do(base, reference, expected):
 def test_urljoin_rejects_what_does_not_resolve_to_an_http_url(reference):
     with pytest.raises(ValueError):
         urljoin('http://example.com/', reference)
+
+
+def join_or_none(base, reference):
+    try:
+        return urljoin(base, reference)
+    except ValueError:
+        return None
+
+
+JOIN_BASES = ['http://example.com/dir/page', 'http://example.com/', 'https://h:8443/a/b/?q',
+              'http://h/a/b?x=/y', 'http://[::1]/p/q', 'http://EXAMPLE.com/not/normal',
+              'http://example.com/a%20b/c']
+
+
+@pytest.mark.parametrize('references', [
+    [], [''], ['/'], ['', '/', ''], ['a?', 'a??', 'a?b?', '/a?b#c', '/?q', '?q', '#f', '/#f'],
+    ['/a/./b', 'a//b', '//h/x', '.x', './x', '/.x', 'x/.', '/x?a=/./b', 'a:b', '/a:b'],
+    ['/a\nb', 'a\n', '\n', '/ok', ' /spaces ', '/t\tab', '/caf\u00e9', '/%41', '/a%2f'],
+])
+def test_urljoin_all_gives_what_urljoin_gives_each_reference(references):
+    for base in JOIN_BASES:
+        urls = urljoin_all(base, references)
+        assert urls == [join_or_none(base, reference) for reference in references]
+        assert all(type(url) is str for url in urls if url is not None)
+
+
+def test_urljoin_all_agrees_with_urljoin_on_random_references():
+    rng = random.Random(13)
+    alphabet = u"aZ09-._~!$&'()*+,;=:@/?#%\\ \n\t\u00e9" + u'abc/' * 8
+    for _ in range(3000):
+        base = JOIN_BASES[int(rng.random() * len(JOIN_BASES))]
+        references = [u''.join(alphabet[int(rng.random() * len(alphabet))]
+                               for _ in range(int(rng.random() * 12)))
+                      for _ in range(int(rng.random() * 6))]
+        assert urljoin_all(base, references) == [join_or_none(base, reference)
+                                                 for reference in references], (base, references)
 
 
 @pytest.mark.parametrize('path, expected', [

@@ -20,8 +20,8 @@ import struct
 import six
 from six.moves.urllib.parse import quote
 
-__all__ = ['DEFAULT_PORTS', 'normalize_url', 'urljoin', 'is_http_url', 'url_host', 'url_hash',
-           'remove_dot_segments']
+__all__ = ['DEFAULT_PORTS', 'normalize_url', 'urljoin', 'urljoin_all', 'is_http_url', 'url_host',
+           'url_hash', 'remove_dot_segments']
 
 DEFAULT_PORTS = {'http': '80', 'https': '443'}
 
@@ -53,12 +53,16 @@ def _unsafe_re(safe):
     return re.compile('[^A-Za-z0-9%' + re.escape(safe) + ']')
 
 
-# An href that joins by concatenation: a path (absolute or relative, no scheme, no
-# authority, no dot segment) and query made only of characters that stay as they are in the
-# normal form; any fragment is dropped. Anything else goes through the general algorithm.
-_PLAIN_REFERENCE_RE = re.compile(
-    r"\A(/?)(?![/.])((?:[A-Za-z0-9\-_~!$&'()*+,;=@.]|/(?![/.]))+)"
-    r"(?:\?([A-Za-z0-9\-._~!$&'()*+,;=:@/?]*))?(?:#|\Z)")
+# The hrefs urljoin_all may join by concatenation, one a line (re.M): a path, with no
+# scheme and no authority, and a query, made only of characters that stay as they are in
+# the normal form; the group leaves out the fragment and a '?' with nothing after it, which
+# the normal form drops. A path with a dot segment or an empty segment still matches: the
+# caller looks for '/.' and '//', which is quicker than a regex that does. Any other line
+# matches with the group empty. (Groups repeated as a whole, like '(?:/segment)*', cost the
+# regex engine more than a page's other work on its links.)
+_PLAIN_REFERENCES_RE = re.compile(
+    r"^([A-Za-z0-9\-_~!$&'()*+,;=@/][A-Za-z0-9\-._~!$&'()*+,;=@/]*"
+    r"(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]+|))\??(?:#.*|)$|^.*$", re.M)
 
 _MAX_CACHED_NETLOCS = 1024
 _netlocs = {}
@@ -89,13 +93,6 @@ def urljoin(base, reference):
     Raises:
         ValueError: the result is not an http(s) URL (mailto:, javascript:, ...) or is invalid.
     """
-    plain = _PLAIN_REFERENCE_RE.match(reference)
-    if plain is not None:
-        prefixes = _join_prefixes(base)
-        if prefixes is not None:
-            slash, path, query = plain.groups()
-            url = prefixes[not slash] + path + ('?' + query if query else '')
-            return six.ensure_str(url)
     base_scheme, base_authority, base_path, base_query = _split(base)
     scheme, authority, path, query = _split(_clean(reference))
     if scheme is not None:
@@ -114,6 +111,31 @@ def urljoin(base, reference):
         # RFC 3986 5.2.3: replace the base's last segment.
         path = (base_path or '/').rpartition('/')[0] + '/' + path
     return _recompose(base_scheme, base_authority, path, query)
+
+
+def urljoin_all(base, references):
+    """[urljoin(base, reference) for reference in references], with None for a reference
+    that makes urljoin raise ValueError.
+
+    Quicker than a call each: the base is looked at once, and one regex finds the plain
+    paths among the references (most of a page's links), which are joined by concatenation.
+    """
+    prefixes = _join_prefixes(base)
+    if prefixes is None:
+        return [_join_or_none(base, reference) for reference in references]
+    origin, directory = prefixes
+    lines = '\n'.join(references)
+    if lines.count('\n') >= len(references):  # some reference holds a newline: no plain one
+        lines = '\n'.join([reference.replace('\n', ' ') for reference in references])
+    urls = []
+    for reference, plain in zip(references, _PLAIN_REFERENCES_RE.findall(lines)):
+        if plain and '/.' not in plain and '//' not in plain:
+            urls.append((origin if plain[0] == '/' else directory) + plain)
+        else:
+            urls.append(_join_or_none(base, reference))
+    if six.PY2:  # the joined text is ASCII, and 2.7's native str is bytes
+        urls = [url if url is None else str(url) for url in urls]
+    return urls
 
 
 def is_http_url(url):
@@ -158,8 +180,8 @@ def remove_dot_segments(path):
 
 
 def _join_prefixes(base):
-    """The URLs plain absolute and relative paths extend (origin and directory, each ending
-    in a slash), or None if `base` is not in normal form."""
+    """What plain absolute and relative paths extend: the origin, and the directory with its
+    trailing slash; None if `base` is not in normal form."""
     prefixes = _base_prefixes.get(base)
     if prefixes is None:
         if len(_base_prefixes) >= _MAX_CACHED_BASES:
@@ -172,9 +194,16 @@ def _join_prefixes(base):
         if normal:
             scheme, authority, path, _ = _split(base)
             origin = scheme + '://' + authority
-            prefixes = (origin + '/', origin + path.rpartition('/')[0] + '/')
+            prefixes = (origin, origin + path.rpartition('/')[0] + '/')
         _base_prefixes[base] = prefixes
     return prefixes or None
+
+
+def _join_or_none(base, reference):
+    try:
+        return urljoin(base, reference)
+    except ValueError:
+        return None
 
 
 def _clean(url):
