@@ -10,6 +10,8 @@ from tinytornado.crawler.links import (
     LinkParser, content_type_charset, decode_html, extract_links, is_html_content_type,
     unescape_attribute,
 )
+from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.urls import urljoin
 
 PAGE_URL = 'http://example.com/dir/page.html'
 
@@ -163,6 +165,153 @@ def test_duplicates_are_dropped_after_normalisation():
     html = u''.join(u'<a href="%s">x</a>' % href for href in [
         '/p', '/p#a', '/./p', 'http://EXAMPLE.com:80/p', '/%70', '../p', '/q', '/p'])
     assert extract_links(html, PAGE_URL) == ['http://example.com/p', 'http://example.com/q']
+
+
+# --- the fast path against the exact one ------------------------------------------------------
+
+class ReferenceParser(LinkParser):
+    """LinkParser without its shortcuts, as the reference they must agree with: every '<'
+    goes to the method that parses what follows it (the scan regex and its plain link tags
+    are left out), and each href is joined on its own with urljoin."""
+
+    def _skip_to_markup(self, rawdata, i):
+        start = rawdata.find('<', i)
+        return start if start >= 0 else len(rawdata)
+
+    def links(self):
+        base_url = self.page_url
+        if self.base_href is not None:
+            base_url = join_or_none(self.page_url, self.base_href) or self.page_url
+        links = []
+        for href in self.hrefs:
+            link = join_or_none(base_url, href)
+            if link is not None and link not in links:
+                links.append(link)
+        return links
+
+
+def join_or_none(base, href):
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return None
+
+
+MESSY_HREFS = [
+    u'/a', u'b/c.html', u'../d', u'./e', u'#frag', u'?q=1', u'http://Other.Example:80/x',
+    u'//cdn.example/y', u'mailto:x@y', u'javascript:void(0)', u'/p?a=1&amp;b=2', u'&#47;dec',
+    u' \n /spaces\t', u'/caf\u00e9', u'/a%2fb', u'', u'HTTP://EXAMPLE.com/', u'/x#y', u'/s/../t',
+    u'/q?&copy=1&region=2', u'/r>s', u"/t'u", u'/v"w', u'/w x', u'/y=z', u'<a href=/trap>',
+    u'/amp&amp', u'\\back\\slash', u'/e?', u'g;x?y#s', u'/', u'/d/', u'/end"', u"/end'",
+]
+MESSY_NAMES = [u'href', u'HREF', u'hReF', u'src', u'SRC', u'title', u'class', u'data-x',
+               u'x"y', u'=x', u"x'", u'hrefx', u'h', u'<a', u'/']
+MESSY_TAGS = [u'a', u'A', u'area', u'AREA', u'base', u'BASE', u'p', u'div', u'abbr', u'img',
+              u'br', u'iframe', u'frame', u'FRAME', u'a\x00', u'script', u'style', u'title',
+              u'textarea']
+MESSY_SPACE = [u' ', u'  ', u'\n', u'\t', u'\r\n', u'\f']
+MESSY_TEXT = [u'text', u' ', u'\n', u'&amp;', u'&copy', u'a < b', u'<3', u'< a', u'>', u'"',
+              u"'", u'\u00e9t\u00e9', u'&lt;a href=/trap&gt;']
+MESSY_MARKUP = [
+    u'<!-- <a href="/in-comment"> -->', u'<!---->', u'<!-->', u'<!--->', u'<!-- - -- -->',
+    u'<!DOCTYPE html>', u'<![CDATA[ <a href="/cdata"> ]]>', u'<?php echo "<a href=/pi>" ?>',
+    u'</a>', u'</p x="y>">', u'</ a>', u'</>', u'<!>', u'<!x>',
+    u'<script>var s = "<a href=/trap>"; if (a < b) {}</script>',
+    u'<SCRIPT type="x">"</scripts>"<a href="/trap"></SCRIPT >',
+    u'<style>/* <a href="/trap"> */</style>', u'<title><a href=/t></title>',
+    u'<textarea><a href=/ta></textarea>',
+]
+
+
+def pick(rng, items):
+    return items[int(rng.random() * len(items))]
+
+
+def messy_value(rng):
+    href = pick(rng, MESSY_HREFS)
+    draw = rng.random()
+    if draw < 0.45:
+        return u'"%s"' % href.replace(u'"', u'')
+    if draw < 0.7:
+        return u"'%s'" % href.replace(u"'", u'')
+    if draw < 0.9:
+        return u''.join(href.split()) or u'x'
+    return pick(rng, [u'', u'"unclosed', u"'x>y'", u'"a > b"'])
+
+
+def messy_start_tag(rng):
+    parts = [u'<', pick(rng, MESSY_TAGS)]
+    for _ in range(int(rng.random() * 4)):
+        parts.append(pick(rng, MESSY_SPACE) if rng.random() < 0.9 else pick(rng, [u'/', u'']))
+        name, draw = pick(rng, MESSY_NAMES), rng.random()
+        if draw < 0.2:
+            parts.append(name)
+        elif draw < 0.3:
+            parts.append(u'%s%s=%s%s' % (name, pick(rng, MESSY_SPACE), pick(rng, MESSY_SPACE),
+                                         messy_value(rng)))
+        else:
+            parts.append(u'%s=%s' % (name, messy_value(rng)))
+    parts.append(pick(rng, [u'>', u'>', u'>', u'/>', u' >', u' / >', u'\n>']))
+    return u''.join(parts)
+
+
+def messy_page(rng):
+    """Tags spelled every way the tokenizer reads, text, comments, raw text, declarations,
+    <base>; a third of the pages are cut off anywhere."""
+    pieces = []
+    for _ in range(40):
+        draw = rng.random()
+        if draw < 0.45:
+            pieces.append(messy_start_tag(rng))
+        elif draw < 0.75:
+            pieces.append(pick(rng, MESSY_TEXT))
+        else:
+            pieces.append(pick(rng, MESSY_MARKUP))
+    page = u''.join(pieces)
+    if rng.random() < 0.3:
+        page = page[:int(rng.random() * len(page))]
+    return page
+
+
+def parse_in_pieces(parser, html, cuts):
+    for start, end in zip([0] + cuts, cuts + [len(html)]):
+        parser.feed(html[start:end])
+    parser.close()
+    return parser.links()
+
+
+def test_messy_pages_give_the_links_of_the_exact_parser_whole_and_in_pieces():
+    rng = random.Random(11)
+    links_found = 0
+    for _ in range(1500):
+        html, frames = messy_page(rng), rng.random() < 0.3
+        cuts = sorted(int(rng.random() * len(html)) for _ in range(int(rng.random() * 6)))
+        expected = parse_in_pieces(ReferenceParser(PAGE_URL, frames), html, [])
+        assert extract_links(html, PAGE_URL, frames) == expected, html
+        # Where a piece ends can change what the exact parser makes of raw text elements, so
+        # pieces are compared with the reference fed the same pieces.
+        assert (parse_in_pieces(LinkParser(PAGE_URL, frames), html, cuts) ==
+                parse_in_pieces(ReferenceParser(PAGE_URL, frames), html, cuts)), (html, cuts)
+        links_found += len(expected)
+    assert links_found > 1000  # the pages do hold links
+
+
+def test_a_demo_site_page_fed_in_random_pieces_gives_the_links_of_the_exact_parser():
+    site = Site(seed=3, pages=20, origin='http://127.0.0.1:8000')
+    rng = random.Random(5)
+    links_found = 0
+    for path in site.paths():
+        resource = site.resource(path)
+        if resource.status != 200 or not resource.body.startswith(b'<!DOCTYPE'):
+            continue
+        html = decode_html(resource.body)[0]
+        url = 'http://127.0.0.1:8000' + path
+        cuts = sorted(int(rng.random() * len(html)) for _ in range(20))
+        expected = parse_in_pieces(ReferenceParser(url), html, [])
+        assert extract_links(html, url) == expected
+        assert parse_in_pieces(LinkParser(url), html, cuts) == expected
+        links_found += len(expected)
+    assert links_found > 200
 
 
 # --- charsets -------------------------------------------------------------------------------

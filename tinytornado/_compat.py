@@ -5,6 +5,7 @@ No other module tests the interpreter version: they import the name they need fr
 from __future__ import absolute_import, division, print_function
 
 import array
+import platform
 import sys
 import traceback
 
@@ -15,7 +16,7 @@ __all__ = [
     'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
     'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable', 'UINT64_TYPECODE',
-    'native_str', 'latin1_bytes',
+    'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX',
 ]
 
 PY2 = six.PY2
@@ -29,6 +30,12 @@ unichr = six.unichr
 # PEP 442 (3.4): objects with __del__ inside reference cycles are collected. On 2.7 they
 # are not, so code that wants a finalizer must keep it out of every cycle.
 GC_CYCLE_FINALIZERS = sys.version_info >= (3, 4)
+
+# Possessive quantifiers ('*+') and atomic groups in `re`: CPython 3.11 added them, and
+# 3.11.5 fixed wrong matches in them (python/cpython#106052, #100061); PyPy's still
+# let '++' match nothing.
+POSSESSIVE_REGEX = (platform.python_implementation() == 'CPython' and
+                    sys.version_info >= (3, 11, 5))
 
 if PY2:
     import collections as collections_abc  # noqa: F401  (2.7 keeps the ABCs here)
