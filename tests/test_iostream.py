@@ -177,6 +177,19 @@ def test_zero_byte_read_and_write(io_loop, stream_pair):
     assert reader.read_bytes(0).result() == b''
 
 
+def test_a_write_sent_at_once_is_resolved_whatever_is_done_with_an_earlier_one(io_loop,
+                                                                              stream_pair):
+    writer, reader = stream_pair
+    first = writer.write(b'one ')
+    assert not first.cancel() and first.result() is None
+    called = []
+    first.add_done_callback(called.append)
+    assert called == [first]
+    second = writer.write(b'two')
+    assert second.done() and not second.cancelled() and second.result() is None
+    assert io_loop.run_sync(lambda: reader.read_bytes(7)) == b'one two'
+
+
 # -- closes at every point -------------------------------------------------------------
 
 def test_local_close_fails_the_pending_read_with_the_cause(io_loop, stream_pair):

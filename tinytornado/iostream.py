@@ -69,6 +69,11 @@ _READ, _WRITE = IOLoop.READ, IOLoop.WRITE
 # What a failed recv or send means.
 _FAILED, _WOULD_BLOCK, _EOF = 'FAILED', 'WOULD_BLOCK', 'EOF'
 
+# What `write` returns when all was sent at once (most writes): a resolved Future cannot
+# change any more, so one serves them all, and a write that nobody waits for costs none.
+_SENT = Future()
+_SENT.set_result(None)
+
 
 class StreamClosedError(IOError):
     """The stream is closed. `real_error` is why: None for a clean close by either side,
@@ -318,10 +323,10 @@ class IOStream(object):
             raise self._closed_error()
         if data:
             self._send_or_queue(data)
-        future = Future()
         if self._bytes_sent == self._bytes_written:
-            future.set_result(None)
-        elif self._state is CLOSED:  # sending failed
+            return _SENT
+        future = Future()
+        if self._state is CLOSED:  # sending failed
             future.set_exception(self._closed_error())
             future.exception()
         else:
