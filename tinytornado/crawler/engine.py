@@ -307,7 +307,7 @@ class Crawler(object):
         if location:
             next_url, num_urls = self._redirect(item, location, new_items)
         elif 200 <= status < 300 and is_html_content_type(content_type):
-            encoding, num_urls = self._links(item, fetched, new_items)
+            encoding, num_urls = self._links(item, fetched.body, content_type, new_items)
         else:
             encoding = content_type_charset(content_type)
         return FetchStatistic(item.url, next_url, status, fetched.exception, len(fetched.body),
@@ -326,9 +326,9 @@ class Crawler(object):
                 new_items.append(new_item)
         return next_url, 1
 
-    def _links(self, item, fetched, new_items):
+    def _links(self, item, body, content_type, new_items):
         """(encoding, num_urls) of an HTML page; queues the links not seen before."""
-        text, encoding = decode_html(fetched.body, fetched.content_type)
+        text, encoding = decode_html(body, content_type)
         links = extract_links(text, item.url, frames=self.frames)
         depth = item.depth + 1
         if self.max_depth is None or depth <= self.max_depth:

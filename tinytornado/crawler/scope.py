@@ -64,7 +64,7 @@ class Scope(object):
             return False
         if self.include and not any(pattern.search(url) for pattern in self.include):
             return False
-        return not any(pattern.search(url) for pattern in self.exclude)
+        return not (self.exclude and any(pattern.search(url) for pattern in self.exclude))
 
     def host_allowed(self, host):
         """True if the normalised `host` is one the roots admit."""
