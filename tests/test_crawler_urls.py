@@ -138,6 +138,7 @@ JOIN_BASES = ['http://example.com/dir/page', 'http://example.com/', 'https://h:8
     [], [''], ['/'], ['', '/', ''], ['a?', 'a??', 'a?b?', '/a?b#c', '/?q', '?q', '#f', '/#f'],
     ['/a/./b', 'a//b', '//h/x', '.x', './x', '/.x', 'x/.', '/x?a=/./b', 'a:b', '/a:b'],
     ['/a\nb', 'a\n', '\n', '/ok', ' /spaces ', '/t\tab', '/caf\u00e9', '/%41', '/a%2f'],
+    ['\x00/c0\x1f', ' \t/ws?q#f ', '/x #f', ' /x? ', '\x0b', ' ', '\r/cr\r'],
 ])
 def test_urljoin_all_gives_what_urljoin_gives_each_reference(references):
     for base in JOIN_BASES:
@@ -148,7 +149,7 @@ def test_urljoin_all_gives_what_urljoin_gives_each_reference(references):
 
 def test_urljoin_all_agrees_with_urljoin_on_random_references():
     rng = random.Random(13)
-    alphabet = u"aZ09-._~!$&'()*+,;=:@/?#%\\ \n\t\u00e9" + u'abc/' * 8
+    alphabet = u"aZ09-._~!$&'()*+,;=:@/?#%\\ \n\t\r\x01\x0b\u00e9" + u'abc/' * 8
     for _ in range(3000):
         base = JOIN_BASES[int(rng.random() * len(JOIN_BASES))]
         references = [u''.join(alphabet[int(rng.random() * len(alphabet))]

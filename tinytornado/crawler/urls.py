@@ -56,13 +56,14 @@ def _unsafe_re(safe):
 # The hrefs urljoin_all may join by concatenation, one a line (re.M): a path, with no
 # scheme and no authority, and a query, made only of characters that stay as they are in
 # the normal form; the group leaves out the fragment and a '?' with nothing after it, which
-# the normal form drops. A path with a dot segment or an empty segment still matches: the
-# caller looks for '/.' and '//', which is quicker than a regex that does. Any other line
-# matches with the group empty. (Groups repeated as a whole, like '(?:/segment)*', cost the
-# regex engine more than a page's other work on its links.)
+# the normal form drops, and the whitespace around, which a browser ignores (the lines hold
+# no newline). A path with a dot segment or an empty segment still matches: the caller
+# looks for '/.' and '//', which is quicker than a regex that does. Any other line matches
+# with the group empty. (Groups repeated as a whole, like '(?:/segment)*', cost the regex
+# engine more than a page's other work on its links.)
 _PLAIN_REFERENCES_RE = re.compile(
-    r"^([A-Za-z0-9\-_~!$&'()*+,;=@/][A-Za-z0-9\-._~!$&'()*+,;=@/]*"
-    r"(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]+|))\??(?:#.*|)$|^.*$", re.M)
+    r"^[\x00-\x09\x0b-\x20]*([A-Za-z0-9\-_~!$&'()*+,;=@/][A-Za-z0-9\-._~!$&'()*+,;=@/]*"
+    r"(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]+|))\??(?:#.*|[\x00-\x09\x0b-\x20]*)$|^.*$", re.M)
 
 _MAX_CACHED_NETLOCS = 1024
 _netlocs = {}
