@@ -68,7 +68,7 @@ _PLAIN_REFERENCES_RE = re.compile(
 _MAX_CACHED_NETLOCS = 1024
 _netlocs = {}
 _MAX_CACHED_BASES = 1024
-_base_prefixes = {}
+_split_bases = {}
 _UNSAFE = {safe: _unsafe_re(safe) for safe in (_USERINFO_SAFE, _PATH_SAFE, _QUERY_SAFE)}
 
 
@@ -94,7 +94,12 @@ def urljoin(base, reference):
     Raises:
         ValueError: the result is not an http(s) URL (mailto:, javascript:, ...) or is invalid.
     """
-    base_scheme, base_authority, base_path, base_query = _split(base)
+    return _join(_split(base), reference)
+
+
+def _join(base_parts, reference):
+    """urljoin on the base's (scheme, authority, path, query)."""
+    base_scheme, base_authority, base_path, base_query = base_parts
     scheme, authority, path, query = _split(_clean(reference))
     if scheme is not None:
         scheme = scheme.lower()
@@ -121,10 +126,9 @@ def urljoin_all(base, references):
     Quicker than a call each: the base is looked at once, and one regex finds the plain
     paths among the references (most of a page's links), which are joined by concatenation.
     """
-    prefixes = _join_prefixes(base)
-    if prefixes is None:
-        return [_join_or_none(base, reference) for reference in references]
-    origin, directory = prefixes
+    base_parts, origin, directory = _split_base(base)
+    if origin is None:
+        return [_join_or_none(base_parts, reference) for reference in references]
     lines = '\n'.join(references)
     if lines.count('\n') >= len(references):  # some reference holds a newline: no plain one
         lines = '\n'.join([reference.replace('\n', ' ') for reference in references])
@@ -133,7 +137,7 @@ def urljoin_all(base, references):
         if plain and '/.' not in plain and '//' not in plain:
             urls.append((origin if plain[0] == '/' else directory) + plain)
         else:
-            urls.append(_join_or_none(base, reference))
+            urls.append(_join_or_none(base_parts, reference))
     if six.PY2:  # the joined text is ASCII, and 2.7's native str is bytes
         urls = [url if url is None else str(url) for url in urls]
     return urls
@@ -180,29 +184,31 @@ def remove_dot_segments(path):
     return '/' + '/'.join(output)
 
 
-def _join_prefixes(base):
-    """What plain absolute and relative paths extend: the origin, and the directory with its
-    trailing slash; None if `base` is not in normal form."""
-    prefixes = _base_prefixes.get(base)
-    if prefixes is None:
-        if len(_base_prefixes) >= _MAX_CACHED_BASES:
-            _base_prefixes.clear()
-        prefixes = False
+def _split_base(base):
+    """(scheme, authority, path, query) of `base`, then what plain absolute and relative
+    paths extend: its origin, and its directory with the trailing slash (both None if `base`
+    is not in normal form)."""
+    split = _split_bases.get(base)
+    if split is None:
+        if len(_split_bases) >= _MAX_CACHED_BASES:
+            _split_bases.clear()
+        parts = _split(base)
         try:
             normal = normalize_url(base) == base
         except ValueError:
             normal = False
+        split = (parts, None, None)
         if normal:
-            scheme, authority, path, _ = _split(base)
+            scheme, authority, path, _ = parts
             origin = scheme + '://' + authority
-            prefixes = (origin, origin + path.rpartition('/')[0] + '/')
-        _base_prefixes[base] = prefixes
-    return prefixes or None
+            split = (parts, origin, origin + path.rpartition('/')[0] + '/')
+        _split_bases[base] = split
+    return split
 
 
-def _join_or_none(base, reference):
+def _join_or_none(base_parts, reference):
     try:
-        return urljoin(base, reference)
+        return _join(base_parts, reference)
     except ValueError:
         return None
 
