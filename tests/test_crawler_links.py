@@ -314,6 +314,53 @@ def test_a_demo_site_page_fed_in_random_pieces_gives_the_links_of_the_exact_pars
     assert links_found > 200
 
 
+HTML5_SPACE = u'\t\n\f\r '
+
+
+def html5_start_tag_end(text):
+    """Where the start tag at the head of `text` ends (after its '>'), read state by state as
+    the HTML5 tokenizer reads it; None if the text ends inside the tag."""
+    state = 'tag name'
+    for index in range(2, len(text)):
+        char = text[index]
+        if state in (u'"', u"'"):  # inside a value in these quotes
+            if char == state:
+                state = 'after quoted value'
+        elif char == u'>':
+            return index + 1
+        elif state == 'before value':
+            state = char if char in u'"\'' else state if char in HTML5_SPACE else 'bare value'
+        elif state == 'bare value':
+            if char in HTML5_SPACE:
+                state = 'before name'
+        elif char == u'/':
+            state = 'before name'  # the self-closing state goes back to it for all but '>'
+        elif state == 'tag name':
+            if char in HTML5_SPACE:
+                state = 'before name'
+        elif char in HTML5_SPACE:
+            state = 'after name' if state in ('name', 'after name') else 'before name'
+        elif char == u'=' and state in ('name', 'after name'):
+            state = 'before value'
+        else:
+            state = 'name'  # a new attribute, whose name may start with '=' or a quote
+    return None
+
+
+def test_a_start_tag_ends_where_the_html5_tokenizer_ends_it():
+    rng = random.Random(17)
+    soup = [u' ', u'\n', u'/', u'=', u'=', u'"', u"'", u'x', u'ab', u'href', u'>']
+    for _ in range(3000):
+        tag = u'<%s%s>' % (pick(rng, [u'p', u'DIV', u'pp', u'img']),
+                           u''.join(pick(rng, soup) for _ in range(int(rng.random() * 12))))
+        html = tag + u'<a href=/after>'
+        end = html5_start_tag_end(html)
+        expected = ['http://example.com/after'] if end is not None and end <= len(tag) else []
+        cuts = sorted(int(rng.random() * len(html)) for _ in range(3))
+        assert extract_links(html, PAGE_URL) == expected, html
+        assert parse_in_pieces(LinkParser(PAGE_URL), html, cuts) == expected, (html, cuts)
+
+
 # --- charsets -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('body, content_type, expected_text, expected_encoding', [

@@ -34,7 +34,10 @@ __all__ = ['extract_links', 'LinkParser', 'decode_html', 'unescape_attribute',
 
 _WHITESPACE = '\t\n\f\r '
 _ASCII_LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
-_TAG_NAME = '[a-zA-Z][^\t\n\r\f />\x00]*'
+# A start tag's whole name: backtracking into it would read the rest of it as an attribute,
+# and could end a tag that the input cuts off inside a quoted value ('<div =="><a href=x>'
+# as a <di> whose attribute v is '="', then a link).
+_TAG_NAME = '[a-zA-Z][^\t\n\r\f />\x00]*(?![^\t\n\r\f />\x00])'
 # What follows a start tag's name up to its '>', read as the HTML5 tokenizer does: a quote
 # opens a value only right after '=', and an unclosed quote runs to the end of the input,
 # where the '>' the caller asks for cannot match. Each piece stops only where the next must
@@ -327,7 +330,7 @@ def _scan_regex(link_attributes, mode_elements):
         # A tag spelled in no plain way takes the exact grammar, made atomic.
         body = ('(?>(%s))>' if POSSESSIVE_REGEX else '(?=(%s))\\2>') % _TAG_BODY
         regex = _scan_regexes[key] = re.compile(_scan_pattern(
-            '()[^<]*%(p)s(?:<(?:/[^>]*%(p)s>|(?!(?:%(names)s)(?:[%(ws)s/>\x00]|\\Z))%(name)s%(p)s'
+            '()[^<]*%(p)s(?:<(?:/[^>]*%(p)s>|(?!(?:%(names)s)(?:[%(ws)s/>\x00]|\\Z))%(name)s'
             '(?:[^>"\']*%(p)s>|(?:%(attribute)s)*%(p)s%(end)s|%(body)s)'
             '|!(?!--)[^>]*%(p)s>|(?=[^a-zA-Z/!?]))[^<]*%(p)s)*%(p)s(?:%(link)s)?',
             names=names, name=_TAG_NAME, attribute=_PLAIN_ATTRIBUTE, end=_PLAIN_TAG_END,
