@@ -131,7 +131,9 @@ def join_or_none(base, reference):
 
 JOIN_BASES = ['http://example.com/dir/page', 'http://example.com/', 'https://h:8443/a/b/?q',
               'http://h/a/b?x=/y', 'http://[::1]/p/q', 'http://EXAMPLE.com/not/normal',
-              'http://example.com/a%20b/c']
+              'http://example.com/a%20b/c', 'http://example.com:80/x', 'https://h/x?',
+              'http://h/x#f', 'http://h/a/../b', 'http://h/a//b', 'http://h', ' http://h/x',
+              'http://u@h/x', 'http://h:99999/x', 'mailto:a@h']
 
 
 @pytest.mark.parametrize('references', [

@@ -133,13 +133,13 @@ def urljoin_all(base, references):
     if lines.count('\n') >= len(references):  # some reference holds a newline: no plain one
         lines = '\n'.join([reference.replace('\n', ' ') for reference in references])
     urls = []
-    for reference, plain in zip(references, _PLAIN_REFERENCES_RE.findall(lines)):
+    # On 2.7 the lines are matched as UTF-8 bytes, so that what is joined is a native str.
+    plains = _PLAIN_REFERENCES_RE.findall(six.ensure_str(lines))
+    for reference, plain in zip(references, plains):
         if plain and '/.' not in plain and '//' not in plain:
             urls.append((origin if plain[0] == '/' else directory) + plain)
         else:
             urls.append(_join_or_none(base_parts, reference))
-    if six.PY2:  # the joined text is ASCII, and 2.7's native str is bytes
-        urls = [url if url is None else str(url) for url in urls]
     return urls
 
 
@@ -193,17 +193,31 @@ def _split_base(base):
         if len(_split_bases) >= _MAX_CACHED_BASES:
             _split_bases.clear()
         parts = _split(base)
-        try:
-            normal = normalize_url(base) == base
-        except ValueError:
-            normal = False
         split = (parts, None, None)
-        if normal:
+        if _is_normal(base, parts):
             scheme, authority, path, _ = parts
             origin = scheme + '://' + authority
             split = (parts, origin, origin + path.rpartition('/')[0] + '/')
         _split_bases[base] = split
     return split
+
+
+def _is_normal(url, parts):
+    """normalize_url(url) == url, found quickly when the path and query of `url` (split into
+    `parts`) are plain and its authority was met before."""
+    scheme, authority, path, query = parts
+    tail = path if query is None else path + '?' + query
+    if (scheme in DEFAULT_PORTS and authority and tail[:1] == '/' and '#' not in url and
+            _PLAIN_REFERENCES_RE.match(tail).group(1) == tail and
+            '/.' not in tail and '//' not in tail):
+        try:
+            return _normalize_authority(authority, DEFAULT_PORTS[scheme]) == authority
+        except ValueError:
+            return False
+    try:
+        return normalize_url(url) == url
+    except ValueError:
+        return False
 
 
 def _join_or_none(base_parts, reference):
