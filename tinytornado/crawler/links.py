@@ -163,7 +163,8 @@ class LinkParser(HTMLParser):
 
     def goahead(self, end):
         # The base class cuts text at every '<' and '&' to hand it to handle_data; only
-        # a few tags matter here, so one regex match skips the text and every other tag.
+        # a few tags matter here, so the scan regex skips the text and every other tag,
+        # and takes plainly spelled links on the way.
         rawdata = self.rawdata
         i, n = 0, len(rawdata)
         while i < n:
