@@ -150,6 +150,7 @@ class Future(object):
             self._raise_not_pending('set_result')
         self._result = result
         self._state = _FINISHED
+        self._exc_info = None  # The instance's own, for a fast read: see gen.coroutine.
         if self._callbacks is None:
             self._canceller = None  # All _run_callbacks would do; a call saved.
         else:
