@@ -8,7 +8,7 @@ import pytest
 
 from tinytornado._compat import futures
 from tinytornado.concurrent import (
-    CancelledError, Future, InvalidStateError, chain_future,
+    _TracebackLogger, CancelledError, Future, InvalidStateError, chain_future,
     future_set_exc_info, future_set_exception_unless_cancelled,
     future_set_result_unless_cancelled, is_future,
 )
@@ -124,6 +124,13 @@ def test_unretrieved_exception_is_logged_when_collected(app_log_records):
     assert ref() is None, 'the Future must not be kept alive'
     messages = [r.getMessage() for r in app_log_records]
     assert any('never retrieved' in m and 'raise_value_error_deep' in m for m in messages)
+
+
+def test_traceback_logger_never_initialised_logs_nothing(app_log_records):
+    # What a RecursionError at the __init__ call leaves behind: no slot is set.
+    logger = _TracebackLogger.__new__(_TracebackLogger)
+    logger.__del__()  # Must not raise AttributeError.
+    assert app_log_records == []
 
 
 def test_retrieved_exception_is_not_logged(app_log_records):

@@ -60,9 +60,12 @@ class _TracebackLogger(object):
         self.exc_info = self.text = None
 
     def __del__(self):
-        text = self.text
-        if text is None and self.exc_info is not None:
-            text = format_exc_info(self.exc_info)
+        # getattr: an __init__ cut short (a RecursionError at its very call) leaves the
+        # slots unset, and an error here would only be printed as "ignored".
+        text = getattr(self, 'text', None)
+        exc_info = getattr(self, 'exc_info', None)
+        if text is None and exc_info is not None:
+            text = format_exc_info(exc_info)
         if text:
             app_log.error('Future exception was never retrieved: %s', text.rstrip())
 

@@ -95,16 +95,17 @@ def coroutine(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         future = Future()
-        # Stored though they equal Future's class defaults: CPython 3.11 reads an attribute
-        # of the instance's own in one specialised step, a class default through a generic
-        # lookup, and these are read at every wait on and resumption from this Future.
-        future._state = _PENDING
-        future._callbacks = None
-        future._exc_info = None
         try:
             result = func(*args, **kwargs)
             if type(result) is _GeneratorType:  # No subclass can exist; type() is fast.
                 yielded = next(result)
+                # Stored though they equal Future's class defaults: CPython 3.11 reads an
+                # instance's own attribute in one specialised step but a class default
+                # through a generic lookup, and these are read at every wait on this
+                # Future and at its resolution.
+                future._state = _PENDING
+                future._callbacks = None
+                future._exc_info = None
                 Runner(result, future, yielded)
                 return future
         except Return as e:
@@ -118,6 +119,7 @@ def coroutine(func):
         # Nobody can have added a callback yet: resolve without set_result's bookkeeping.
         future._result = result
         future._state = _FINISHED
+        future._exc_info = None  # Its own, as above.
         return future
 
     wrapper.__wrapped__ = func
