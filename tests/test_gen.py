@@ -33,6 +33,25 @@ def test_plain_function_gives_a_done_future():
     assert gen.is_coroutine_function(plain)
 
 
+@pytest.mark.parametrize('waits', [False, True])
+def test_arguments_reach_the_coroutine_positional_and_by_keyword(vloop, waits):
+    @gen.coroutine
+    def describe(a, b=2, *rest, **options):
+        if waits:
+            yield gen.moment
+        raise gen.Return((a, b, rest, options))
+    calls = [
+        ((1,), {}, (1, 2, (), {})),
+        ((1, 3, 4), {}, (1, 3, (4,), {})),
+        ((), {'a': 5, 'b': 6}, (5, 6, (), {})),
+        ((7,), {'c': 8}, (7, 2, (), {'c': 8})),
+    ]
+    for args, kwargs, expected in calls:
+        assert vloop.run_sync(lambda: describe(*args, **kwargs)) == expected
+    with pytest.raises(TypeError):
+        describe(1, a=1).result()  # Bad arguments fail the Future, as any early error.
+
+
 def test_generator_finishing_without_waiting_makes_no_runner(monkeypatch):
     def no_runner(*args):
         raise AssertionError('a Runner was created')

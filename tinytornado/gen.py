@@ -96,7 +96,8 @@ def coroutine(func):
     def wrapper(*args, **kwargs):
         future = Future()
         try:
-            result = func(*args, **kwargs)
+            # func(*args, **kwargs) copies kwargs into a new dict on every call, even empty.
+            result = func(*args, **kwargs) if kwargs else func(*args)
             if type(result) is _GeneratorType:  # No subclass can exist; type() is fast.
                 yielded = next(result)
                 # Stored though they equal Future's class defaults: CPython 3.11 reads an
