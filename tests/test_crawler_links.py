@@ -152,6 +152,17 @@ def test_links_inside_raw_text_elements_are_not_links():
 
 
 @pytest.mark.parametrize('feed', [feed_whole, feed_by_character, feed_in_chunks])
+def test_a_self_closing_raw_text_element_still_opens_raw_text(feed):
+    # HTML5 ignores '/>' on script and style: their text runs to the end tag.
+    html = (u'<script src="/lib.js" /><a href="/in-script"></script><a href="/after">'
+            u'<style/><a href="/in-style"></style><a href="/last">')
+    parser = LinkParser(PAGE_URL)
+    feed(parser, html)
+    parser.close()
+    assert parser.links() == ['http://example.com/after', 'http://example.com/last']
+
+
+@pytest.mark.parametrize('feed', [feed_whole, feed_by_character, feed_in_chunks])
 def test_a_quoted_value_hides_markup_and_an_unclosed_one_runs_to_the_end(feed):
     html = (u'<div title="<a href=\'/trap\'>" data-x=\'<a href="/trap">\'><p a=b"c>'
             u'<a href="/real"><img alt=\'x\'y=">"><a href="/cut>never closed')

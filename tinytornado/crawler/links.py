@@ -235,6 +235,16 @@ class LinkParser(HTMLParser):
             text = self.get_starttag_text()
             self._add_link(tag, _attribute_value(text, len(tag) + 1, len(text), attribute))
 
+    def handle_startendtag(self, tag, attrs):
+        # Reached only for mode elements spelled self-closing. HTML5 ignores the '/' on
+        # an element that is not void: '<script src=x />' still opens raw text, so links
+        # in the script's text are not links. The stdlib takes it as XHTML would.
+        self.handle_starttag(tag, attrs)
+        if tag in self.CDATA_CONTENT_ELEMENTS:
+            self.set_cdata_mode(tag)
+        else:  # An RCDATA element (title, textarea), which 3.13.6+ switches mode for.
+            self.set_cdata_mode(tag, escapable=True)
+
     def parse_endtag(self, i):
         if self.cdata_elem is not None:
             return HTMLParser.parse_endtag(self, i)
