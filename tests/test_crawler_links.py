@@ -84,12 +84,17 @@ def feed_in_chunks(parser, text):
         parser.feed(text[start:start + 7])
 
 
+def links_fed(feed, html):
+    """The links a LinkParser finds in `html` handed to it by `feed`."""
+    parser = LinkParser(PAGE_URL)
+    feed(parser, html)
+    parser.close()
+    return parser.links()
+
+
 @pytest.mark.parametrize('feed', [feed_whole, feed_by_character, feed_in_chunks])
 def test_link_parser_gives_the_same_links_however_the_page_is_cut(feed):
-    parser = LinkParser(PAGE_URL)
-    feed(parser, PAGE)
-    parser.close()
-    assert parser.links() == PAGE_LINKS
+    assert links_fed(feed, PAGE) == PAGE_LINKS
 
 
 def test_first_base_href_wins_and_applies_to_links_before_it():
@@ -156,20 +161,14 @@ def test_a_self_closing_raw_text_element_still_opens_raw_text(feed):
     # HTML5 ignores '/>' on script and style: their text runs to the end tag.
     html = (u'<script src="/lib.js" /><a href="/in-script"></script><a href="/after">'
             u'<style/><a href="/in-style"></style><a href="/last">')
-    parser = LinkParser(PAGE_URL)
-    feed(parser, html)
-    parser.close()
-    assert parser.links() == ['http://example.com/after', 'http://example.com/last']
+    assert links_fed(feed, html) == ['http://example.com/after', 'http://example.com/last']
 
 
 @pytest.mark.parametrize('feed', [feed_whole, feed_by_character, feed_in_chunks])
 def test_a_quoted_value_hides_markup_and_an_unclosed_one_runs_to_the_end(feed):
     html = (u'<div title="<a href=\'/trap\'>" data-x=\'<a href="/trap">\'><p a=b"c>'
             u'<a href="/real"><img alt=\'x\'y=">"><a href="/cut>never closed')
-    parser = LinkParser(PAGE_URL)
-    feed(parser, html)
-    parser.close()
-    assert parser.links() == ['http://example.com/real']
+    assert links_fed(feed, html) == ['http://example.com/real']
 
 
 def test_duplicates_are_dropped_after_normalisation():
