@@ -11,7 +11,7 @@ from net_helpers import run, tls_files
 from tinytornado import gen
 from tinytornado._compat import futures
 from tinytornado.netutil import (
-    OverrideResolver, Resolver, add_accept_handler, bind_sockets, errno_from_exception,
+    ACCEPT_RETRY_DELAY, OverrideResolver, Resolver, add_accept_handler, bind_sockets, errno_from_exception,
     is_valid_ip, ssl_options_to_context, ssl_wrap_socket,
 )
 
@@ -194,6 +194,71 @@ def test_add_accept_handler_accepts_until_removed(io_loop):
     for client in clients:
         client.close()
     listener.close()
+
+
+class OutOfFilesListener(object):
+    """A listening socket whose first `failures` accept() calls fail with EMFILE.
+
+    Far more calls than that stop `io_loop`: accepting that fails on every pass would
+    otherwise spin for ever, and the test would hang rather than fail.
+    """
+
+    def __init__(self, io_loop, failures):
+        self.sock = bind_sockets(0, '127.0.0.1')[0]
+        self.io_loop = io_loop
+        self.failures = failures
+        self.accept_calls = 0
+
+    def fileno(self):
+        return self.sock.fileno()
+
+    def getsockname(self):
+        return self.sock.getsockname()
+
+    def accept(self):
+        self.accept_calls += 1
+        if self.accept_calls > self.failures + 10:
+            self.io_loop.stop()
+        if self.accept_calls <= self.failures:
+            raise socket.error(errno.EMFILE, 'Too many open files')
+        return self.sock.accept()
+
+
+def test_accept_out_of_files_pauses_then_takes_the_waiting_connection(
+        io_loop, virtual_clock, app_log_records):
+    listener = OutOfFilesListener(io_loop, failures=2)
+    accepted = []
+
+    def on_connection(connection, address):
+        accepted.append(io_loop.time())
+        connection.close()
+        stop_accepting()
+        io_loop.stop()
+
+    stop_accepting = add_accept_handler(listener, on_connection)
+    client = socket.create_connection(listener.getsockname())
+    io_loop.start()
+    # One failure per pause, not one per pass: the connection waited in the queue.
+    assert listener.accept_calls == 3
+    assert accepted == [2 * ACCEPT_RETRY_DELAY]
+    assert len(app_log_records) == 2
+    assert 'not accepting' in app_log_records[0].getMessage()
+    client.close()
+    listener.sock.close()
+
+
+def test_accepting_stopped_while_paused_leaves_no_timer(io_loop, virtual_clock,
+                                                        app_log_records):
+    listener = OutOfFilesListener(io_loop, failures=1)
+    stop_accepting = add_accept_handler(listener, lambda connection, address: None)
+    client = socket.create_connection(listener.getsockname())
+    io_loop.add_callback(io_loop.stop)
+    io_loop.start()  # One pass: the accept fails and accepting pauses.
+    assert listener.accept_calls == 1 and io_loop.pending_work()[0]
+    stop_accepting()
+    assert io_loop.pending_work() == ([], [])
+    client.close()
+    listener.sock.close()
 
 
 def test_ssl_options_to_context_from_a_dict(io_loop):

@@ -15,13 +15,18 @@ from tinytornado import gen
 from tinytornado._compat import futures, stdlib_socket
 from tinytornado.concurrent import Future
 from tinytornado.ioloop import IOLoop
+from tinytornado.log import app_log
 
 __all__ = [
-    'Resolver', 'OverrideResolver', 'bind_sockets', 'add_accept_handler',
+    'Resolver', 'OverrideResolver', 'bind_sockets', 'add_accept_handler', 'ACCEPT_RETRY_DELAY',
     'ssl_options_to_context', 'ssl_wrap_socket', 'is_valid_ip', 'errno_from_exception',
 ]
 
 _DEFAULT_BACKLOG = 128
+# accept() errors that say the process or system is out of a resource (descriptors, buffer
+# memory): the connection stays queued and accept would fail again at once, every pass.
+_OUT_OF_RESOURCES = frozenset([errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM])
+ACCEPT_RETRY_DELAY = 1.0  # seconds without accepting after such an error, as asyncio
 _RESOLVER_THREADS = 10
 _SSL_OPTION_KEYS = frozenset(['certfile', 'keyfile', 'cert_reqs', 'ca_certs', 'ciphers'])
 
@@ -186,10 +191,14 @@ def _listening_socket(af, sockaddr, backlog, reuse_port):
 def add_accept_handler(sock, callback):
     """Call `callback(connection, address)` for each connection to the listening `sock`.
 
-    Returns a function that stops accepting (it does not close `sock`).
+    When accept() fails for want of a resource (too many open files, say), the error is
+    logged and accepting pauses for `ACCEPT_RETRY_DELAY` seconds, as asyncio does, rather
+    than failing again on every pass. Returns a function that stops accepting (it does
+    not close `sock`).
     """
     io_loop = IOLoop.current()
     removed = []
+    paused = []  # The timer that resumes accepting, while paused.
 
     def accept_handler(fd, events):
         # At most a backlog's worth per pass, so a flood of connections cannot keep the
@@ -205,11 +214,27 @@ def add_accept_handler(sock, callback):
                     return
                 if number == errno.ECONNABORTED:
                     continue  # the client gave up before we took it
+                if number in _OUT_OF_RESOURCES:
+                    pause(e)
+                    return
                 raise
             callback(connection, address)
 
-    def remove_handler():
+    def pause(error):
+        app_log.error('accept() on %r failed (%s): not accepting for %.1f s',
+                      sock.getsockname(), error, ACCEPT_RETRY_DELAY)
         io_loop.remove_handler(sock)
+        paused.append(io_loop.call_later(ACCEPT_RETRY_DELAY, resume))
+
+    def resume():
+        del paused[:]
+        io_loop.add_handler(sock, accept_handler, IOLoop.READ)
+
+    def remove_handler():
+        if paused:
+            io_loop.remove_timeout(paused.pop())
+        else:
+            io_loop.remove_handler(sock)
         removed.append(True)
 
     io_loop.add_handler(sock, accept_handler, IOLoop.READ)
