@@ -66,6 +66,9 @@ CONNECTING, HANDSHAKING, OPEN, CLOSED = 'CONNECTING', 'HANDSHAKING', 'OPEN', 'CL
 
 _READ, _WRITE = IOLoop.READ, IOLoop.WRITE
 
+# What _PendingRead.complete returns while the buffer cannot satisfy the read.
+_NOT_YET = object()
+
 # What a failed recv or send means.
 _FAILED, _WOULD_BLOCK, _EOF = 'FAILED', 'WOULD_BLOCK', 'EOF'
 
@@ -187,12 +190,13 @@ class IOStream(object):
             raise RuntimeError('Already reading: %r allows one pending read at a time' % self)
         future = read.future = Future()
         self._pending_read = read
-        if self._satisfy_from_buffer():
+        # Most reads find the buffer empty (the last one took it all): no need to look.
+        if self._read_buffer.size >= read.min_bytes and self._satisfy_from_buffer():
             return future
         if self._state is CLOSED:
             self._end_pending_read()
             return future
-        future.set_canceller(self._cancel_read)
+        future._canceller = self._cancel_read  # set_canceller(), without the call
         if self._state is OPEN:
             if not self._socket_drained:
                 self._read_from_socket()
@@ -204,16 +208,15 @@ class IOStream(object):
         """Finish the pending read if the buffer can; True if it is no longer pending."""
         read = self._pending_read
         try:
-            size = read.find(self._read_buffer)
+            result = read.complete(self._read_buffer)
         except UnsatisfiableReadError as e:
             gen_log.info('Unsatisfiable read, closing %r: %s', self, e)
             self.close(exc_info=e)
             self._end_pending_read()  # close() does not, if the stream was closed already
             return True
-        if size is None:
+        if result is _NOT_YET:
             return False
         self._pending_read = None
-        result = read.take(self._read_buffer, size)
         # Not cancelled: cancelling a pending read's Future goes through _cancel_read,
         # which takes it off first.
         read.future.set_result(result)
@@ -321,8 +324,26 @@ class IOStream(object):
         """
         if self._state is CLOSED:
             raise self._closed_error()
-        if data:
-            self._send_or_queue(data)
+        size = len(data)
+        if (self.max_write_buffer_size is not None and
+                self._bytes_written - self._bytes_sent + size > self.max_write_buffer_size):
+            raise StreamBufferFullError('Reached maximum write buffer size')
+        if self._bytes_written != self._bytes_sent or self._state is not OPEN:
+            self._bytes_written += size
+            self._write_buffer.append(data)  # behind what waits already
+        elif size:
+            # Nothing waits: send from `data` itself, and copy only what the kernel
+            # refused. The send is inline, not in a helper: most writes end here.
+            self._bytes_written += size
+            try:
+                sent = self.socket.send(data)
+            except (socket.error, IOError, OSError) as e:
+                sent = self._send_failed(e)
+            if sent is not None:
+                self._bytes_sent += sent
+                if sent < size:
+                    self._write_buffer.append(memoryview(data)[sent:])
+                    self._update_interest()
         if self._bytes_sent == self._bytes_written:
             return _SENT
         future = Future()
@@ -337,28 +358,13 @@ class IOStream(object):
         """True while written bytes wait to be sent."""
         return self._bytes_written != self._bytes_sent
 
-    def _send_or_queue(self, data):
-        unsent = self._bytes_written - self._bytes_sent
-        if (self.max_write_buffer_size is not None and
-                unsent + len(data) > self.max_write_buffer_size):
-            raise StreamBufferFullError('Reached maximum write buffer size')
-        self._bytes_written += len(data)
-        if unsent or self._state is not OPEN:
-            self._write_buffer.append(data)  # behind what waits already
-            return
-        # Nothing waits: send from `data` itself, and copy only what the kernel refused.
-        sent = self._send_or_close(data)
-        if sent is None:
-            return
-        self._bytes_sent += sent
-        if sent < len(data):
-            self._write_buffer.append(memoryview(data)[sent:])
-            self._update_interest()
-
     def _handle_write(self):
         buffer = self._write_buffer
         while self._bytes_sent < self._bytes_written:
-            sent = self._send_or_close(buffer.view())
+            try:
+                sent = self.socket.send(buffer.view())
+            except (socket.error, IOError, OSError) as e:
+                sent = self._send_failed(e)
             if not sent:
                 if sent is None:
                     return  # closed
@@ -371,16 +377,12 @@ class IOStream(object):
         if self._bytes_sent < self._bytes_written or self._interest & _WRITE:
             self._update_interest()
 
-    def _send_or_close(self, data):
-        """Bytes of `data` the socket took (0: none for now), or None if sending failed
-        and closed the stream."""
-        try:
-            return self.socket.send(data)
-        except (socket.error, IOError, OSError) as e:
-            if self._error_outcome(e) is _WOULD_BLOCK:
-                return 0
-            self._close_on_error('Write', e)
-            return None
+    def _send_failed(self, error):
+        """A send raised `error`: 0 if the socket would block, else None after closing."""
+        if self._error_outcome(error) is _WOULD_BLOCK:
+            return 0
+        self._close_on_error('Write', error)
+        return None
 
     # -- connecting --------------------------------------------------------------------
 
@@ -717,6 +719,12 @@ class _PendingRead(object):
     """One read waiting for the buffer to hold what it asks for."""
     __slots__ = ('future',)
     reads_directly = False  # whether direct_view may give somewhere else to read into
+    min_bytes = 1  # a buffer holding fewer bytes cannot satisfy the read
+
+    def complete(self, buffer):
+        """The read's result, taken from `buffer`, or _NOT_YET if it is not there yet."""
+        size = self.find(buffer)
+        return _NOT_YET if size is None else self.take(buffer, size)
 
     def find(self, buffer):
         """How many bytes to take from the front of `buffer`, or None if not there yet."""
@@ -738,19 +746,21 @@ class _PendingRead(object):
 
 
 class _ReadBytes(_PendingRead):
-    __slots__ = ('num_bytes', 'partial')
+    __slots__ = ('num_bytes', 'partial', 'min_bytes')
 
     def __init__(self, num_bytes, partial):
         self.num_bytes = num_bytes
         self.partial = partial
+        self.min_bytes = min(num_bytes, 1) if partial else num_bytes
 
-    def find(self, buffer):
+    def complete(self, buffer):
+        # find() and take() in one call: the hot path of every read_bytes.
         available = buffer.size
         if available >= self.num_bytes:
-            return self.num_bytes
+            return buffer.consume(self.num_bytes)
         if self.partial and available:
-            return available
-        return None
+            return buffer.consume(available)
+        return _NOT_YET
 
 
 class _ReadUntil(_PendingRead):
@@ -776,6 +786,7 @@ class _ReadUntil(_PendingRead):
 
 class _ReadUntilRegex(_PendingRead):
     __slots__ = ('regex', 'max_bytes')
+    min_bytes = 0  # the regex may match the empty string
 
     def __init__(self, regex, max_bytes):
         self.regex = regex
@@ -803,6 +814,7 @@ class _ReadUntilClose(_PendingRead):
 class _ReadInto(_PendingRead):
     __slots__ = ('view', 'partial', 'filled')
     reads_directly = True
+    min_bytes = 0  # an empty `view` is filled at once
 
     def __init__(self, view, partial):
         self.view = view
