@@ -237,40 +237,51 @@ class IOStream(object):
     def _read_once(self):
         """One recv; True if it brought bytes. Closes the stream at EOF or on an error.
 
-        Into the pending read_into's buffer if it takes bytes directly; else an empty
-        buffer adopts the bytes object recv returns (no copy for a message read whole),
-        and a non-empty one receives into its room.
+        An empty buffer receives a bytes object: a pending read it satisfies whole is
+        given that very object (most messages arrive whole and are read whole), else the
+        buffer adopts it; no copy either way. A non-empty buffer receives into its room,
+        and a read_into that reads directly into the caller's buffer.
         """
         read = self._pending_read
+        if self._read_buffer.size or (read is not None and read.reads_directly):
+            return self._read_into_view(read)
+        room = self._recv_size
+        try:
+            chunk = self.socket.recv(room)
+        except (socket.error, IOError, OSError) as e:  # ssl.SSLError is a socket.error
+            return self._recv_failed(e)
+        size = len(chunk)
+        if not size:
+            self.close()  # the peer closed its side: EOF
+            return False
+        if size < room:
+            self._socket_drained = self._short_read_drains
+        else:
+            self._recv_size = min(2 * room, self.read_chunk_size)
+        result = _NOT_YET if read is None else read.complete_with(chunk)
+        if result is _NOT_YET:
+            self._read_buffer.adopt(chunk)
+        else:
+            self._pending_read = None
+            read.future.set_result(result)  # not cancelled: see _satisfy_from_buffer
+        return True
+
+    def _read_into_view(self, read):
+        """_read_once into the room of the buffer, or straight into a read_into's."""
         buffer = self._read_buffer
         direct = None
         if read is not None and read.reads_directly:
             direct = read.direct_view(buffer)
-        view = direct
-        if view is None and buffer.size:
-            view = buffer.room(self._recv_size)
-        room = self._recv_size if view is None else len(view)
+        view = buffer.room(self._recv_size) if direct is None else direct
+        room = len(view)
         try:
-            if view is None:
-                chunk = self.socket.recv(room)
-                size = len(chunk)
-            else:
-                size = self.socket.recv_into(view)
-        except (socket.error, IOError, OSError) as e:  # ssl.SSLError is a socket.error
-            outcome = self._error_outcome(e)
-            if outcome is _FAILED:
-                self._close_on_error('Read', e)
-                return False
-            if outcome is _WOULD_BLOCK:
-                self._socket_drained = True
-                return False
-            size = 0
+            size = self.socket.recv_into(view)
+        except (socket.error, IOError, OSError) as e:
+            return self._recv_failed(e)
         if not size:
-            self.close()  # the peer closed its side: EOF
+            self.close()
             return False
-        if view is None:
-            buffer.adopt(chunk)
-        elif direct is None:
+        if direct is None:
             buffer.commit(size)
         else:
             read.filled += size
@@ -279,6 +290,17 @@ class IOStream(object):
         elif direct is None:
             self._recv_size = min(2 * self._recv_size, self.read_chunk_size)
         return True
+
+    def _recv_failed(self, error):
+        """A recv raised `error`: close the stream unless it would block; False."""
+        outcome = self._error_outcome(error)
+        if outcome is _WOULD_BLOCK:
+            self._socket_drained = True
+        elif outcome is _FAILED:
+            self._close_on_error('Read', error)
+        else:
+            self.close()  # EOF
+        return False
 
     def _error_outcome(self, error):
         """What a failed recv or send means: _FAILED, _WOULD_BLOCK or _EOF."""
@@ -726,6 +748,11 @@ class _PendingRead(object):
         size = self.find(buffer)
         return _NOT_YET if size is None else self.take(buffer, size)
 
+    def complete_with(self, chunk):
+        """`complete` for an empty buffer about to receive `chunk`: the result if that is
+        all of `chunk`, else _NOT_YET (the buffer takes `chunk` and `complete` follows)."""
+        return _NOT_YET
+
     def find(self, buffer):
         """How many bytes to take from the front of `buffer`, or None if not there yet."""
         raise NotImplementedError()
@@ -760,6 +787,12 @@ class _ReadBytes(_PendingRead):
             return buffer.consume(self.num_bytes)
         if self.partial and available:
             return buffer.consume(available)
+        return _NOT_YET
+
+    def complete_with(self, chunk):
+        size = len(chunk)
+        if size == self.num_bytes or (self.partial and size < self.num_bytes):
+            return chunk
         return _NOT_YET
 
 
