@@ -224,50 +224,52 @@ class IOStream(object):
 
     def _read_from_socket(self):
         """Read until the pending read is satisfied or the socket has no more for now;
-        with no read pending, read one chunk (to see a close, or to read ahead)."""
-        while self._read_once():
-            if self._pending_read is not None and self._satisfy_from_buffer():
-                return
-            if self._read_buffer.size > self.max_buffer_size:
-                self._close_buffer_full()
-                return
-            if self._pending_read is None or self._socket_drained:
-                return
-
-    def _read_once(self):
-        """One recv; True if it brought bytes. Closes the stream at EOF or on an error.
+        with no read pending, read one chunk (to see a close, or to read ahead).
 
         An empty buffer receives a bytes object: a pending read it satisfies whole is
         given that very object (most messages arrive whole and are read whole), else the
         buffer adopts it; no copy either way. A non-empty buffer receives into its room,
-        and a read_into that reads directly into the caller's buffer.
+        and a read_into that reads directly into the caller's buffer. Closes the stream
+        at EOF or on an error.
         """
-        read = self._pending_read
-        if self._read_buffer.size or (read is not None and read.reads_directly):
-            return self._read_into_view(read)
-        room = self._recv_size
-        try:
-            chunk = self.socket.recv(room)
-        except (socket.error, IOError, OSError) as e:  # ssl.SSLError is a socket.error
-            return self._recv_failed(e)
-        size = len(chunk)
-        if not size:
-            self.close()  # the peer closed its side: EOF
-            return False
-        if size < room:
-            self._socket_drained = self._short_read_drains
-        else:
-            self._recv_size = min(2 * room, self.read_chunk_size)
-        result = _NOT_YET if read is None else read.complete_with(chunk)
-        if result is _NOT_YET:
-            self._read_buffer.adopt(chunk)
-        else:
-            self._pending_read = None
-            read.future.set_result(result)  # not cancelled: see _satisfy_from_buffer
-        return True
+        buffer = self._read_buffer
+        while True:
+            read = self._pending_read
+            if buffer.size or (read is not None and read.reads_directly):
+                if not self._read_into_view(read):
+                    return
+            else:
+                # Inline, not in a helper: every message read comes this way.
+                room = self._recv_size
+                try:
+                    chunk = self.socket.recv(room)
+                except (socket.error, IOError, OSError) as e:  # ssl.SSLError is one
+                    self._recv_failed(e)
+                    return
+                if not chunk:
+                    self.close()  # the peer closed its side: EOF
+                    return
+                if len(chunk) < room:
+                    self._socket_drained = self._short_read_drains
+                else:
+                    self._recv_size = min(2 * room, self.read_chunk_size)
+                result = _NOT_YET if read is None else read.complete_with(chunk)
+                if result is not _NOT_YET:
+                    self._pending_read = None
+                    read.future.set_result(result)  # not cancelled: see _satisfy_from_buffer
+                    return
+                buffer.adopt(chunk)
+            if read is not None and self._satisfy_from_buffer():
+                return
+            if buffer.size > self.max_buffer_size:
+                self._close_buffer_full()
+                return
+            if read is None or self._socket_drained:
+                return
 
     def _read_into_view(self, read):
-        """_read_once into the room of the buffer, or straight into a read_into's."""
+        """One recv into the room of the buffer, or straight into a read_into's; True if
+        it brought bytes."""
         buffer = self._read_buffer
         direct = None
         if read is not None and read.reads_directly:
@@ -292,7 +294,7 @@ class IOStream(object):
         return True
 
     def _recv_failed(self, error):
-        """A recv raised `error`: close the stream unless it would block; False."""
+        """A recv raised `error`: close the stream unless it would block; returns False."""
         outcome = self._error_outcome(error)
         if outcome is _WOULD_BLOCK:
             self._socket_drained = True
