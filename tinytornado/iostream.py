@@ -346,28 +346,46 @@ class IOStream(object):
             StreamClosedError: the stream is closed.
             StreamBufferFullError: the unsent bytes would pass max_write_buffer_size.
         """
+        if self._state is not OPEN or self._bytes_written != self._bytes_sent:
+            return self._write_behind(data)
+        size = len(data)
+        if self.max_write_buffer_size is not None:
+            self._check_write_room(size)
+        if not size:
+            return _SENT
+        # Nothing waits: send from `data` itself, and copy only what the kernel refused.
+        # The send is inline, not in a helper: most writes end here.
+        self._bytes_written += size
+        try:
+            sent = self.socket.send(data)
+        except (socket.error, IOError, OSError) as e:
+            sent = self._send_failed(e)
+            if sent is None:
+                return self._write_future()
+        self._bytes_sent += sent
+        if sent == size:
+            return _SENT
+        self._write_buffer.append(memoryview(data)[sent:])
+        self._update_interest()
+        return self._write_future()
+
+    def _write_behind(self, data):
+        """`write` while the stream is not open or bytes wait: queue `data` behind them."""
         if self._state is CLOSED:
             raise self._closed_error()
         size = len(data)
-        if (self.max_write_buffer_size is not None and
-                self._bytes_written - self._bytes_sent + size > self.max_write_buffer_size):
+        if self.max_write_buffer_size is not None:
+            self._check_write_room(size)
+        self._bytes_written += size
+        self._write_buffer.append(data)
+        return self._write_future()
+
+    def _check_write_room(self, size):
+        if self._bytes_written - self._bytes_sent + size > self.max_write_buffer_size:
             raise StreamBufferFullError('Reached maximum write buffer size')
-        if self._bytes_written != self._bytes_sent or self._state is not OPEN:
-            self._bytes_written += size
-            self._write_buffer.append(data)  # behind what waits already
-        elif size:
-            # Nothing waits: send from `data` itself, and copy only what the kernel
-            # refused. The send is inline, not in a helper: most writes end here.
-            self._bytes_written += size
-            try:
-                sent = self.socket.send(data)
-            except (socket.error, IOError, OSError) as e:
-                sent = self._send_failed(e)
-            if sent is not None:
-                self._bytes_sent += sent
-                if sent < size:
-                    self._write_buffer.append(memoryview(data)[sent:])
-                    self._update_interest()
+
+    def _write_future(self):
+        """What `write` returns: a Future resolved once the bytes written so far are sent."""
         if self._bytes_sent == self._bytes_written:
             return _SENT
         future = Future()
