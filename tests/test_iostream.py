@@ -190,6 +190,88 @@ def test_a_write_sent_at_once_is_resolved_whatever_is_done_with_an_earlier_one(i
     assert io_loop.run_sync(lambda: reader.read_bytes(7)) == b'one two'
 
 
+# -- a read that one recv satisfies takes the received bytes -----------------------------
+
+@pytest.mark.parametrize('partial', [False, True], ids=['exact', 'partial'])
+def test_messages_that_arrive_whole_are_read_without_a_copy(io_loop, stream_pair, partial):
+    writer, reader = stream_pair
+
+    @gen.coroutine
+    def main():
+        received = []
+        for index in range(50):
+            message = b'message %03d|' % index * (index % 7 + 1)
+            pending = reader.read_bytes(len(message) + 10 * partial, partial=partial)
+            yield writer.write(message)
+            received.append((yield pending) == message)
+        raise gen.Return(received)
+
+    assert run(io_loop, main) == [True] * 50
+    # Each arrival was handed to its read as it came: nothing went through the buffer.
+    assert reader._read_buffer.bytes_moved == 0 and reader._read_buffer.size == 0
+
+
+def test_an_arrival_larger_than_the_pending_read_keeps_the_rest_in_order(io_loop,
+                                                                         stream_pair):
+    writer, reader = stream_pair
+
+    @gen.coroutine
+    def main():
+        pending = reader.read_bytes(4)
+        yield writer.write(b'0123456789')
+        first = yield pending
+        # The rest is buffered: these reads are resolved without waiting.
+        second, third = reader.read_bytes(2), reader.read_bytes(4, partial=True)
+        raise gen.Return([first, second.done() and second.result(),
+                          third.done() and third.result()])
+
+    assert run(io_loop, main) == [b'0123', b'45', b'6789']
+
+
+def test_an_arrival_smaller_than_the_pending_read_waits_for_the_rest(io_loop, stream_pair):
+    writer, reader = stream_pair
+
+    @gen.coroutine
+    def main():
+        pending = reader.read_bytes(8)
+        yield writer.write(b'abc')
+        yield gen.moment
+        yield gen.moment
+        waited = not pending.done()
+        yield writer.write(b'defgh')
+        data = yield pending
+        raise gen.Return((waited, data))
+
+    assert run(io_loop, main) == (True, b'abcdefgh')
+
+
+def test_bytes_before_a_peer_close_are_read_before_the_close_is_reported(io_loop,
+                                                                         stream_pair):
+    writer, reader = stream_pair
+    trace = []
+
+    @gen.coroutine
+    def main():
+        reader.set_close_callback(lambda: trace.append('close callback'))
+        pending = reader.read_bytes(4)
+        yield writer.write(b'0123456789')
+        writer.close()
+        trace.append((yield pending))
+        # The close is pending behind the buffered bytes; these reads still succeed.
+        trace.append((yield reader.read_bytes(3)))
+        trace.append((yield reader.read_bytes(3, partial=True)))
+        try:
+            yield reader.read_bytes(1)
+        except StreamClosedError as e:
+            trace.append(('closed', e.real_error))
+        yield gen.moment
+        raise gen.Return(trace)
+
+    assert run(io_loop, main) == [b'0123', b'456', b'789', ('closed', None),
+                                  'close callback']
+    assert reader.closed()
+
+
 # -- closes at every point -------------------------------------------------------------
 
 def test_local_close_fails_the_pending_read_with_the_cause(io_loop, stream_pair):
