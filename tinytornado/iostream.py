@@ -249,14 +249,14 @@ class IOStream(object):
                 if not chunk:
                     self.close()  # the peer closed its side: EOF
                     return
-                if len(chunk) < room:
+                size = len(chunk)
+                if size < room:
                     self._socket_drained = self._short_read_drains
                 else:
                     self._recv_size = min(2 * room, self.read_chunk_size)
-                result = _NOT_YET if read is None else read.complete_with(chunk)
-                if result is not _NOT_YET:
+                if read is not None and read.min_bytes <= size <= read.max_whole:
                     self._pending_read = None
-                    read.future.set_result(result)  # not cancelled: see _satisfy_from_buffer
+                    read.future.set_result(chunk)  # not cancelled: see _satisfy_from_buffer
                     return
                 buffer.adopt(chunk)
             if read is not None and self._satisfy_from_buffer():
@@ -762,16 +762,14 @@ class _PendingRead(object):
     __slots__ = ('future',)
     reads_directly = False  # whether direct_view may give somewhere else to read into
     min_bytes = 1  # a buffer holding fewer bytes cannot satisfy the read
+    # An arrival into an empty buffer of min_bytes to max_whole bytes is the whole result
+    # (of a read_bytes): the read gets that very bytes object. -1: no arrival is.
+    max_whole = -1
 
     def complete(self, buffer):
         """The read's result, taken from `buffer`, or _NOT_YET if it is not there yet."""
         size = self.find(buffer)
         return _NOT_YET if size is None else self.take(buffer, size)
-
-    def complete_with(self, chunk):
-        """`complete` for an empty buffer about to receive `chunk`: the result if that is
-        all of `chunk`, else _NOT_YET (the buffer takes `chunk` and `complete` follows)."""
-        return _NOT_YET
 
     def find(self, buffer):
         """How many bytes to take from the front of `buffer`, or None if not there yet."""
@@ -793,10 +791,10 @@ class _PendingRead(object):
 
 
 class _ReadBytes(_PendingRead):
-    __slots__ = ('num_bytes', 'partial', 'min_bytes')
+    __slots__ = ('num_bytes', 'partial', 'min_bytes', 'max_whole')
 
     def __init__(self, num_bytes, partial):
-        self.num_bytes = num_bytes
+        self.num_bytes = self.max_whole = num_bytes
         self.partial = partial
         self.min_bytes = min(num_bytes, 1) if partial else num_bytes
 
@@ -807,12 +805,6 @@ class _ReadBytes(_PendingRead):
             return buffer.consume(self.num_bytes)
         if self.partial and available:
             return buffer.consume(available)
-        return _NOT_YET
-
-    def complete_with(self, chunk):
-        size = len(chunk)
-        if size == self.num_bytes or (self.partial and size < self.num_bytes):
-            return chunk
         return _NOT_YET
 
 
