@@ -177,6 +177,20 @@ def test_zero_byte_read_and_write(io_loop, stream_pair):
     assert reader.read_bytes(0).result() == b''
 
 
+@pytest.mark.parametrize('closed', [False, True], ids=['open', 'closed'])
+def test_reads_that_need_no_bytes_are_resolved_at_once(io_loop, stream_pair, closed):
+    _, reader = stream_pair
+    if closed:
+        reader.close()
+    results = []
+    for start in (lambda: reader.read_bytes(0), lambda: reader.read_bytes(0, partial=True),
+                  lambda: reader.read_until_regex(b'x*'),
+                  lambda: reader.read_into(bytearray(0))):
+        future = start()
+        results.append(future.done() and future.result())
+    assert results == [b'', b'', b'', 0]
+
+
 def test_a_write_sent_at_once_is_resolved_whatever_is_done_with_an_earlier_one(io_loop,
                                                                               stream_pair):
     writer, reader = stream_pair

@@ -9,6 +9,8 @@ Fast without losing bytes:
 - A read the buffer can already satisfy returns a resolved Future, so the caller's
   coroutine goes on in the same pass. One it cannot satisfy reads the socket at once
   (inline) before it waits for the loop, unless the last read showed the socket drained.
+- A read_bytes that one recv into the empty buffer satisfies whole (most messages) is
+  given the bytes object recv returned: no copy, and no trip through the buffer.
 - The socket is registered with the loop once, when the stream first has to wait, and
   stays registered for reading until it closes (with nothing to read, that is how a close
   by the peer is noticed); only WRITE interest is switched, when the kernel's send buffer
@@ -243,7 +245,7 @@ class IOStream(object):
                 room = self._recv_size
                 try:
                     chunk = self.socket.recv(room)
-                except (socket.error, IOError, OSError) as e:  # ssl.SSLError is one
+                except (socket.error, IOError, OSError) as e:  # ssl.SSLError too
                     self._recv_failed(e)
                     return
                 if not chunk:
@@ -281,7 +283,7 @@ class IOStream(object):
         except (socket.error, IOError, OSError) as e:
             return self._recv_failed(e)
         if not size:
-            self.close()
+            self.close()  # EOF
             return False
         if direct is None:
             buffer.commit(size)
