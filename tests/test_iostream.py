@@ -177,6 +177,20 @@ def test_zero_byte_read_and_write(io_loop, stream_pair):
     assert reader.read_bytes(0).result() == b''
 
 
+@pytest.mark.parametrize('closed', [False, True], ids=['open', 'closed'])
+def test_reads_that_need_no_bytes_are_resolved_at_once(io_loop, stream_pair, closed):
+    _, reader = stream_pair
+    if closed:
+        reader.close()
+    results = []
+    for start in (lambda: reader.read_bytes(0), lambda: reader.read_bytes(0, partial=True),
+                  lambda: reader.read_until_regex(b'x*'),
+                  lambda: reader.read_into(bytearray(0))):
+        future = start()
+        results.append(future.done() and future.result())
+    assert results == [b'', b'', b'', 0]
+
+
 def test_a_write_sent_at_once_is_resolved_whatever_is_done_with_an_earlier_one(io_loop,
                                                                               stream_pair):
     writer, reader = stream_pair
@@ -188,6 +202,88 @@ def test_a_write_sent_at_once_is_resolved_whatever_is_done_with_an_earlier_one(i
     second = writer.write(b'two')
     assert second.done() and not second.cancelled() and second.result() is None
     assert io_loop.run_sync(lambda: reader.read_bytes(7)) == b'one two'
+
+
+# -- a read that one recv satisfies takes the received bytes -----------------------------
+
+@pytest.mark.parametrize('partial', [False, True], ids=['exact', 'partial'])
+def test_messages_that_arrive_whole_are_read_without_a_copy(io_loop, stream_pair, partial):
+    writer, reader = stream_pair
+
+    @gen.coroutine
+    def main():
+        received = []
+        for index in range(50):
+            message = b'message %03d|' % index * (index % 7 + 1)
+            pending = reader.read_bytes(len(message) + 10 * partial, partial=partial)
+            yield writer.write(message)
+            received.append((yield pending) == message)
+        raise gen.Return(received)
+
+    assert run(io_loop, main) == [True] * 50
+    # Each arrival was handed to its read as it came: nothing went through the buffer.
+    assert reader._read_buffer.bytes_moved == 0 and reader._read_buffer.size == 0
+
+
+def test_an_arrival_larger_than_the_pending_read_keeps_the_rest_in_order(io_loop,
+                                                                         stream_pair):
+    writer, reader = stream_pair
+
+    @gen.coroutine
+    def main():
+        pending = reader.read_bytes(4)
+        yield writer.write(b'0123456789')
+        first = yield pending
+        # The rest is buffered: these reads are resolved without waiting.
+        second, third = reader.read_bytes(2), reader.read_bytes(4, partial=True)
+        raise gen.Return([first, second.done() and second.result(),
+                          third.done() and third.result()])
+
+    assert run(io_loop, main) == [b'0123', b'45', b'6789']
+
+
+def test_an_arrival_smaller_than_the_pending_read_waits_for_the_rest(io_loop, stream_pair):
+    writer, reader = stream_pair
+
+    @gen.coroutine
+    def main():
+        pending = reader.read_bytes(8)
+        yield writer.write(b'abc')
+        yield gen.moment
+        yield gen.moment
+        waited = not pending.done()
+        yield writer.write(b'defgh')
+        data = yield pending
+        raise gen.Return((waited, data))
+
+    assert run(io_loop, main) == (True, b'abcdefgh')
+
+
+def test_bytes_before_a_peer_close_are_read_before_the_close_is_reported(io_loop,
+                                                                         stream_pair):
+    writer, reader = stream_pair
+    trace = []
+
+    @gen.coroutine
+    def main():
+        reader.set_close_callback(lambda: trace.append('close callback'))
+        pending = reader.read_bytes(4)
+        yield writer.write(b'0123456789')
+        writer.close()
+        trace.append((yield pending))
+        # The close is pending behind the buffered bytes; these reads still succeed.
+        trace.append((yield reader.read_bytes(3)))
+        trace.append((yield reader.read_bytes(3, partial=True)))
+        try:
+            yield reader.read_bytes(1)
+        except StreamClosedError as e:
+            trace.append(('closed', e.real_error))
+        yield gen.moment
+        raise gen.Return(trace)
+
+    assert run(io_loop, main) == [b'0123', b'456', b'789', ('closed', None),
+                                  'close callback']
+    assert reader.closed()
 
 
 # -- closes at every point -------------------------------------------------------------

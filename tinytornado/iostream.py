@@ -9,6 +9,8 @@ Fast without losing bytes:
 - A read the buffer can already satisfy returns a resolved Future, so the caller's
   coroutine goes on in the same pass. One it cannot satisfy reads the socket at once
   (inline) before it waits for the loop, unless the last read showed the socket drained.
+- A read_bytes that one recv into the empty buffer satisfies whole (most messages) is
+  given the bytes object recv returned: no copy, and no trip through the buffer.
 - The socket is registered with the loop once, when the stream first has to wait, and
   stays registered for reading until it closes (with nothing to read, that is how a close
   by the peer is noticed); only WRITE interest is switched, when the kernel's send buffer
@@ -65,6 +67,9 @@ _FIRST_RECV_SIZE = 4096
 CONNECTING, HANDSHAKING, OPEN, CLOSED = 'CONNECTING', 'HANDSHAKING', 'OPEN', 'CLOSED'
 
 _READ, _WRITE = IOLoop.READ, IOLoop.WRITE
+
+# What _PendingRead.complete returns while the buffer cannot satisfy the read.
+_NOT_YET = object()
 
 # What a failed recv or send means.
 _FAILED, _WOULD_BLOCK, _EOF = 'FAILED', 'WOULD_BLOCK', 'EOF'
@@ -187,12 +192,13 @@ class IOStream(object):
             raise RuntimeError('Already reading: %r allows one pending read at a time' % self)
         future = read.future = Future()
         self._pending_read = read
-        if self._satisfy_from_buffer():
+        # Most reads find the buffer empty (the last one took it all): no need to look.
+        if self._read_buffer.size >= read.min_bytes and self._satisfy_from_buffer():
             return future
         if self._state is CLOSED:
             self._end_pending_read()
             return future
-        future.set_canceller(self._cancel_read)
+        future._canceller = self._cancel_read  # set_canceller(), without the call
         if self._state is OPEN:
             if not self._socket_drained:
                 self._read_from_socket()
@@ -204,16 +210,15 @@ class IOStream(object):
         """Finish the pending read if the buffer can; True if it is no longer pending."""
         read = self._pending_read
         try:
-            size = read.find(self._read_buffer)
+            result = read.complete(self._read_buffer)
         except UnsatisfiableReadError as e:
             gen_log.info('Unsatisfiable read, closing %r: %s', self, e)
             self.close(exc_info=e)
             self._end_pending_read()  # close() does not, if the stream was closed already
             return True
-        if size is None:
+        if result is _NOT_YET:
             return False
         self._pending_read = None
-        result = read.take(self._read_buffer, size)
         # Not cancelled: cancelling a pending read's Future goes through _cancel_read,
         # which takes it off first.
         read.future.set_result(result)
@@ -221,53 +226,66 @@ class IOStream(object):
 
     def _read_from_socket(self):
         """Read until the pending read is satisfied or the socket has no more for now;
-        with no read pending, read one chunk (to see a close, or to read ahead)."""
-        while self._read_once():
-            if self._pending_read is not None and self._satisfy_from_buffer():
+        with no read pending, read one chunk (to see a close, or to read ahead).
+
+        An empty buffer receives a bytes object: a pending read it satisfies whole is
+        given that very object (most messages arrive whole and are read whole), else the
+        buffer adopts it; no copy either way. A non-empty buffer receives into its room,
+        and a read_into that reads directly into the caller's buffer. Closes the stream
+        at EOF or on an error.
+        """
+        buffer = self._read_buffer
+        while True:
+            read = self._pending_read
+            if buffer.size or (read is not None and read.reads_directly):
+                if not self._read_into_view(read):
+                    return
+            else:
+                # Inline, not in a helper: every message read comes this way.
+                room = self._recv_size
+                try:
+                    chunk = self.socket.recv(room)
+                except (socket.error, IOError, OSError) as e:  # ssl.SSLError too
+                    self._recv_failed(e)
+                    return
+                if not chunk:
+                    self.close()  # the peer closed its side: EOF
+                    return
+                size = len(chunk)
+                if size < room:
+                    self._socket_drained = self._short_read_drains
+                else:
+                    self._recv_size = min(2 * room, self.read_chunk_size)
+                if read is not None and read.min_bytes <= size <= read.max_whole:
+                    self._pending_read = None
+                    read.future.set_result(chunk)  # not cancelled: see _satisfy_from_buffer
+                    return
+                buffer.adopt(chunk)
+            if read is not None and self._satisfy_from_buffer():
                 return
-            if self._read_buffer.size > self.max_buffer_size:
+            if buffer.size > self.max_buffer_size:
                 self._close_buffer_full()
                 return
-            if self._pending_read is None or self._socket_drained:
+            if read is None or self._socket_drained:
                 return
 
-    def _read_once(self):
-        """One recv; True if it brought bytes. Closes the stream at EOF or on an error.
-
-        Into the pending read_into's buffer if it takes bytes directly; else an empty
-        buffer adopts the bytes object recv returns (no copy for a message read whole),
-        and a non-empty one receives into its room.
-        """
-        read = self._pending_read
+    def _read_into_view(self, read):
+        """One recv into the room of the buffer, or straight into a read_into's; True if
+        it brought bytes."""
         buffer = self._read_buffer
         direct = None
         if read is not None and read.reads_directly:
             direct = read.direct_view(buffer)
-        view = direct
-        if view is None and buffer.size:
-            view = buffer.room(self._recv_size)
-        room = self._recv_size if view is None else len(view)
+        view = buffer.room(self._recv_size) if direct is None else direct
+        room = len(view)
         try:
-            if view is None:
-                chunk = self.socket.recv(room)
-                size = len(chunk)
-            else:
-                size = self.socket.recv_into(view)
-        except (socket.error, IOError, OSError) as e:  # ssl.SSLError is a socket.error
-            outcome = self._error_outcome(e)
-            if outcome is _FAILED:
-                self._close_on_error('Read', e)
-                return False
-            if outcome is _WOULD_BLOCK:
-                self._socket_drained = True
-                return False
-            size = 0
+            size = self.socket.recv_into(view)
+        except (socket.error, IOError, OSError) as e:
+            return self._recv_failed(e)
         if not size:
-            self.close()  # the peer closed its side: EOF
+            self.close()  # EOF
             return False
-        if view is None:
-            buffer.adopt(chunk)
-        elif direct is None:
+        if direct is None:
             buffer.commit(size)
         else:
             read.filled += size
@@ -276,6 +294,17 @@ class IOStream(object):
         elif direct is None:
             self._recv_size = min(2 * self._recv_size, self.read_chunk_size)
         return True
+
+    def _recv_failed(self, error):
+        """A recv raised `error`: close the stream unless it would block; returns False."""
+        outcome = self._error_outcome(error)
+        if outcome is _WOULD_BLOCK:
+            self._socket_drained = True
+        elif outcome is _FAILED:
+            self._close_on_error('Read', error)
+        else:
+            self.close()  # EOF
+        return False
 
     def _error_outcome(self, error):
         """What a failed recv or send means: _FAILED, _WOULD_BLOCK or _EOF."""
@@ -319,10 +348,46 @@ class IOStream(object):
             StreamClosedError: the stream is closed.
             StreamBufferFullError: the unsent bytes would pass max_write_buffer_size.
         """
+        if self._state is not OPEN or self._bytes_written != self._bytes_sent:
+            return self._write_behind(data)
+        size = len(data)
+        if self.max_write_buffer_size is not None:
+            self._check_write_room(size)
+        if not size:
+            return _SENT
+        # Nothing waits: send from `data` itself, and copy only what the kernel refused.
+        # The send is inline, not in a helper: most writes end here.
+        self._bytes_written += size
+        try:
+            sent = self.socket.send(data)
+        except (socket.error, IOError, OSError) as e:
+            sent = self._send_failed(e)
+            if sent is None:
+                return self._write_future()
+        self._bytes_sent += sent
+        if sent == size:
+            return _SENT
+        self._write_buffer.append(memoryview(data)[sent:])
+        self._update_interest()
+        return self._write_future()
+
+    def _write_behind(self, data):
+        """`write` while the stream is not open or bytes wait: queue `data` behind them."""
         if self._state is CLOSED:
             raise self._closed_error()
-        if data:
-            self._send_or_queue(data)
+        size = len(data)
+        if self.max_write_buffer_size is not None:
+            self._check_write_room(size)
+        self._bytes_written += size
+        self._write_buffer.append(data)
+        return self._write_future()
+
+    def _check_write_room(self, size):
+        if self._bytes_written - self._bytes_sent + size > self.max_write_buffer_size:
+            raise StreamBufferFullError('Reached maximum write buffer size')
+
+    def _write_future(self):
+        """What `write` returns: a Future resolved once the bytes written so far are sent."""
         if self._bytes_sent == self._bytes_written:
             return _SENT
         future = Future()
@@ -337,28 +402,13 @@ class IOStream(object):
         """True while written bytes wait to be sent."""
         return self._bytes_written != self._bytes_sent
 
-    def _send_or_queue(self, data):
-        unsent = self._bytes_written - self._bytes_sent
-        if (self.max_write_buffer_size is not None and
-                unsent + len(data) > self.max_write_buffer_size):
-            raise StreamBufferFullError('Reached maximum write buffer size')
-        self._bytes_written += len(data)
-        if unsent or self._state is not OPEN:
-            self._write_buffer.append(data)  # behind what waits already
-            return
-        # Nothing waits: send from `data` itself, and copy only what the kernel refused.
-        sent = self._send_or_close(data)
-        if sent is None:
-            return
-        self._bytes_sent += sent
-        if sent < len(data):
-            self._write_buffer.append(memoryview(data)[sent:])
-            self._update_interest()
-
     def _handle_write(self):
         buffer = self._write_buffer
         while self._bytes_sent < self._bytes_written:
-            sent = self._send_or_close(buffer.view())
+            try:
+                sent = self.socket.send(buffer.view())
+            except (socket.error, IOError, OSError) as e:
+                sent = self._send_failed(e)
             if not sent:
                 if sent is None:
                     return  # closed
@@ -371,16 +421,12 @@ class IOStream(object):
         if self._bytes_sent < self._bytes_written or self._interest & _WRITE:
             self._update_interest()
 
-    def _send_or_close(self, data):
-        """Bytes of `data` the socket took (0: none for now), or None if sending failed
-        and closed the stream."""
-        try:
-            return self.socket.send(data)
-        except (socket.error, IOError, OSError) as e:
-            if self._error_outcome(e) is _WOULD_BLOCK:
-                return 0
-            self._close_on_error('Write', e)
-            return None
+    def _send_failed(self, error):
+        """A send raised `error`: 0 if the socket would block, else None after closing."""
+        if self._error_outcome(error) is _WOULD_BLOCK:
+            return 0
+        self._close_on_error('Write', error)
+        return None
 
     # -- connecting --------------------------------------------------------------------
 
@@ -717,6 +763,15 @@ class _PendingRead(object):
     """One read waiting for the buffer to hold what it asks for."""
     __slots__ = ('future',)
     reads_directly = False  # whether direct_view may give somewhere else to read into
+    min_bytes = 1  # a buffer holding fewer bytes cannot satisfy the read
+    # An arrival into an empty buffer of min_bytes to max_whole bytes is the whole result
+    # (of a read_bytes): the read gets that very bytes object. -1: no arrival is.
+    max_whole = -1
+
+    def complete(self, buffer):
+        """The read's result, taken from `buffer`, or _NOT_YET if it is not there yet."""
+        size = self.find(buffer)
+        return _NOT_YET if size is None else self.take(buffer, size)
 
     def find(self, buffer):
         """How many bytes to take from the front of `buffer`, or None if not there yet."""
@@ -738,19 +793,21 @@ class _PendingRead(object):
 
 
 class _ReadBytes(_PendingRead):
-    __slots__ = ('num_bytes', 'partial')
+    __slots__ = ('num_bytes', 'partial', 'min_bytes', 'max_whole')
 
     def __init__(self, num_bytes, partial):
-        self.num_bytes = num_bytes
+        self.num_bytes = self.max_whole = num_bytes
         self.partial = partial
+        self.min_bytes = min(num_bytes, 1) if partial else num_bytes
 
-    def find(self, buffer):
+    def complete(self, buffer):
+        # find() and take() in one call: the hot path of every read_bytes.
         available = buffer.size
         if available >= self.num_bytes:
-            return self.num_bytes
+            return buffer.consume(self.num_bytes)
         if self.partial and available:
-            return available
-        return None
+            return buffer.consume(available)
+        return _NOT_YET
 
 
 class _ReadUntil(_PendingRead):
@@ -776,6 +833,7 @@ class _ReadUntil(_PendingRead):
 
 class _ReadUntilRegex(_PendingRead):
     __slots__ = ('regex', 'max_bytes')
+    min_bytes = 0  # the regex may match the empty string
 
     def __init__(self, regex, max_bytes):
         self.regex = regex
@@ -803,6 +861,7 @@ class _ReadUntilClose(_PendingRead):
 class _ReadInto(_PendingRead):
     __slots__ = ('view', 'partial', 'filled')
     reads_directly = True
+    min_bytes = 0  # an empty `view` is filled at once
 
     def __init__(self, view, partial):
         self.view = view
