@@ -155,7 +155,8 @@ class Runner(object):
             self.run()
 
     def run(self):
-        """Resume the generator for as long as what it yields is already done."""
+        """Resume the generator for as long as what it yields is already done; then wait
+        for the first Future that is not."""
         if self.running or self.finished:
             return
         self.running = True
@@ -165,6 +166,15 @@ class Runner(object):
                 # rather than through done()/exc_info()/result().
                 future = self.future
                 if future._state is _PENDING:
+                    # Wait: add_done_callback(self._wake) without the call. run is called
+                    # only once what it waited for is done (or first by __init__), so each
+                    # Future is waited for once.
+                    if future._callbacks is None:
+                        future._callbacks = [self._wake]
+                    else:
+                        future._callbacks.append(self._wake)
+                    if self.must_cancel and future.cancel():
+                        self.must_cancel = False  # Its CancelledError will reach the generator.
                     return
                 self.future = None
                 if self.must_cancel and future is _resolved:
@@ -191,15 +201,16 @@ class Runner(object):
                     return
                 finally:
                     exc_info = future = None
-                if yielded.__class__ is Future and yielded._state is not _PENDING:
-                    self.future = yielded  # Already resolved: go on without a call.
+                if yielded.__class__ is Future:
+                    self.future = yielded  # Taken at the top of the loop, without a call.
                 elif not self.handle_yield(yielded):
                     return
         finally:
             self.running = False
 
     def handle_yield(self, yielded):
-        """Take what the generator yielded; True if it is done and `run` can go on."""
+        """Take what the generator yielded as the Future to wait for; False if it gave up
+        a loop pass instead (`moment`), and `run` must stop until the next."""
         if yielded is None or yielded is moment:
             self.future = _resolved
             self.io_loop.add_callback(self.run)
@@ -213,16 +224,7 @@ class Runner(object):
                 future = Future()
                 future.set_exc_info(sys.exc_info())
         self.future = future
-        if future._state is not _PENDING:
-            return True
-        # add_done_callback(self._wake) without the call: every wait comes here.
-        if future._callbacks is None:
-            future._callbacks = [self._wake]
-        else:
-            future._callbacks.append(self._wake)
-        if self.must_cancel and future.cancel():
-            self.must_cancel = False  # Its CancelledError will reach the generator.
-        return False
+        return True
 
     def cancel(self):
         """The coroutine's Future was cancelled: cancel what it waits for.
