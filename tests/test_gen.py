@@ -342,7 +342,7 @@ def test_with_timeout_passes_result_and_removes_timer(vloop):
         result = yield gen.with_timeout(datetime.timedelta(seconds=5), gen.sleep(1))
         raise gen.Return(result)
     assert vloop.run_sync(main) is None
-    assert not [e for e in vloop._timers if e[2].callback is not None]
+    assert vloop.pending_work()[0] == []
 
 
 def run_and_cancel(vloop, coroutine_function, cancel_at=1.0):
@@ -376,7 +376,7 @@ def test_cancellation_at_each_kind_of_wait(vloop, clock, make_wait):
     assert trace == [('cancelled', 1.0)]
     assert future.cancelled()
     assert waited_on[0].cancelled()
-    assert not [e for e in vloop._timers if e[2].callback is not None]
+    assert vloop.pending_work()[0] == []
 
 
 def test_cancellation_reaches_a_child_coroutine(vloop, clock):

@@ -84,6 +84,86 @@ def test_due_timers_collected_before_any_runs(vloop, clock):
     assert trace == ['first', 'second', 'callback added by timer', 'timer added by timer']
 
 
+
+def test_timers_added_by_timers_run_in_deadline_order(vloop, clock):
+    trace = []
+
+    def schedule(name, delays):
+        trace.append((name, round(clock() - 100, 6)))
+        for delay in delays:
+            vloop.call_later(delay, schedule, '%s+%s' % (name, delay), ())
+
+    vloop.call_later(1, schedule, 'a', (0.5, 0.25, 0.5))
+    vloop.call_later(1.5, schedule, 'b', ())
+    vloop.call_later(3, vloop.stop)
+    vloop.start()
+    assert trace == [('a', 1), ('a+0.25', 1.25), ('b', 1.5), ('a+0.5', 1.5),
+                     ('a+0.5', 1.5)]
+
+
+def test_timer_cancelled_by_an_earlier_timer_of_its_pass_does_not_run(vloop):
+    trace = []
+    later = []
+
+    def cancel_the_rest():
+        trace.append('first')
+        for handle in later:
+            vloop.remove_timeout(handle)
+
+    vloop.call_at(101, cancel_the_rest)
+    later.append(vloop.call_at(101, trace.append, 'cancelled'))
+    vloop.call_at(101, trace.append, 'kept')
+    later.append(vloop.call_at(101, trace.append, 'cancelled too'))
+    vloop.call_at(102, vloop.stop)
+    vloop.start()
+    assert trace == ['first', 'kept']
+    assert vloop.pending_work()[0] == []
+
+
+def test_compaction_by_a_timer_spares_the_timers_due_with_it(vloop):
+    trace = []
+    queued = [vloop.call_at(200 + i / 100.0, trace.append, 'queued %d' % i)
+              for i in range(3000)]
+
+    def cancel_many():
+        trace.append('cancelling')
+        for handle in queued[:2990] + [same_pass[1]]:
+            vloop.remove_timeout(handle)
+
+    vloop.call_at(101, cancel_many)
+    same_pass = [vloop.call_at(101, trace.append, 'due %d' % i) for i in range(3)]
+    vloop.call_at(300, vloop.stop)
+    vloop.start()
+    assert trace == (['cancelling', 'due 0', 'due 2'] +
+                     ['queued %d' % i for i in range(2990, 3000)])
+
+
+@pytest.mark.own_loop_only('hands one own loop\'s timer handle to another')
+def test_a_handle_from_another_loop_cancels_nothing(vloop):
+    other = IOLoop(make_current=False)
+    try:
+        other.call_later(1, lambda: None)
+        other_handle = other.call_later(1, lambda: None)
+    finally:
+        other.close()
+    trace = []
+    vloop.call_later(1, trace.append, 'first')
+    vloop.call_later(1, trace.append, 'second')
+    vloop.remove_timeout(other_handle)
+    vloop.call_later(2, vloop.stop)
+    vloop.start()
+    assert trace == ['first', 'second']
+
+
+def test_pending_work_lists_the_live_timers_in_deadline_order(vloop):
+    handles = [vloop.call_at(103, tuple), vloop.call_at(101, dict), vloop.call_at(102, set),
+               vloop.call_at(101, list)]
+    vloop.remove_timeout(handles[2])
+    assert vloop.pending_work()[0] == [(101, dict), (101, list), (103, tuple)]
+    for handle in handles:
+        vloop.remove_timeout(handle)
+    assert vloop.pending_work()[0] == []
+
 def test_pass_order_callbacks_then_handlers_then_timers(vloop):
     trace = []
     reader, writer = socket.socketpair()
@@ -121,7 +201,7 @@ def test_cancelled_timers_are_compacted(vloop):
     for handle in handles[:2500]:
         vloop.remove_timeout(handle)
     assert len(vloop._timers) < 1500
-    live = [e[2] for e in vloop._timers if e[2].callback is not None]
+    live = [handle for _, handle in vloop._timers if handle in vloop._timer_callbacks]
     assert live == handles[2500:]
 
 
@@ -271,7 +351,7 @@ def test_run_sync_timeout_cancels_the_coroutine(vloop, clock):
     with pytest.raises(TimeoutError):
         vloop.run_sync(slow, timeout=1)
     assert trace == [('cancelled at', 101)]
-    assert len([e for e in vloop._timers if e[2].callback]) == 0
+    assert vloop.pending_work()[0] == []
 
 
 def test_run_sync_timeout_can_leave_it_running(vloop, clock):

@@ -1,33 +1,42 @@
-"""A sorted sequence of timer entries that stays O(log n) per operation at a million timers.
+"""A sequence of payloads sorted by deadline that stays O(log n) per operation at a million.
 
-Entries are tuples ``(deadline, seq, payload)``; ``seq`` is unique, so tuples compare on
-(deadline, seq) alone and equal deadlines keep their insertion (FIFO) order.
+Equal deadlines keep the order they were pushed in (FIFO): a push goes after every entry
+with the same deadline (`bisect_right`), so no sequence number is needed to break ties.
 
 A single list kept with ``bisect.insort`` moves half the list on every insert and, popped
 from the front, on every fire. Here the entries are split into buckets of at most
-``2 * LOAD`` sorted entries, with a parallel list of each bucket's last entry: an insert
-bisects the bucket maxima, then inserts into one short bucket (both in C), and firing
-timers removes a prefix of the first bucket at once. Timers added in deadline order (the
-common case: one delay used again and again) append to the last bucket.
+``2 * LOAD``, with a parallel list of each bucket's last deadline: a push bisects the
+bucket maxima, then inserts into one short bucket (both in C), and firing timers removes a
+prefix of the first bucket at once. Timers pushed in deadline order (the common case: one
+delay used again and again) append to the last bucket.
+
+Each bucket is two parallel lists, deadlines and payloads, rather than one list of
+``(deadline, payload)`` tuples: bisecting compares bare numbers, which is several times
+cheaper than comparing tuples, and a million timers add no tuple the garbage collector
+must walk (with integer payloads they add no object it tracks at all).
 """
 from __future__ import absolute_import, division, print_function
 
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_right
+from operator import itemgetter
 
 __all__ = ['TimerQueue']
 
 LOAD = 512
-_AFTER_ANY_SEQ = float('inf')
 
 
 class TimerQueue(object):
-    """Timer entries sorted by (deadline, seq)."""
-    __slots__ = ('_buckets', '_maxes', 'length')
+    """Payloads in deadline order; iterating yields ``(deadline, payload)`` pairs."""
+    __slots__ = ('_deadlines', '_payloads', '_maxes', 'length')
 
     def __init__(self, entries=()):
-        entries = sorted(entries)
-        self._buckets = [entries[i:i + LOAD] for i in range(0, len(entries), LOAD)]
-        self._maxes = [bucket[-1] for bucket in self._buckets]
+        # A stable sort: entries taken from a queue in its order keep their FIFO ties.
+        entries = sorted(entries, key=itemgetter(0))
+        self._deadlines = [[deadline for deadline, _ in entries[i:i + LOAD]]
+                           for i in range(0, len(entries), LOAD)]
+        self._payloads = [[payload for _, payload in entries[i:i + LOAD]]
+                          for i in range(0, len(entries), LOAD)]
+        self._maxes = [deadlines[-1] for deadlines in self._deadlines]
         # An attribute as well as __len__: the loop reads it every pass, without a call.
         self.length = len(entries)
 
@@ -35,58 +44,70 @@ class TimerQueue(object):
         return self.length
 
     def __iter__(self):
-        for bucket in self._buckets:
-            for entry in bucket:
+        for deadlines, payloads in zip(self._deadlines, self._payloads):
+            for entry in zip(deadlines, payloads):
                 yield entry
 
-    def push(self, entry):
+    def push(self, deadline, payload):
         maxes = self._maxes
         self.length += 1
-        if not maxes or entry > maxes[-1]:
-            if not maxes or len(self._buckets[-1]) >= 2 * LOAD:
-                self._buckets.append([entry])
-                maxes.append(entry)
+        if not maxes or deadline >= maxes[-1]:
+            if not maxes or len(self._payloads[-1]) >= 2 * LOAD:
+                self._deadlines.append([deadline])
+                self._payloads.append([payload])
+                maxes.append(deadline)
             else:
-                self._buckets[-1].append(entry)
-                maxes[-1] = entry
+                self._deadlines[-1].append(deadline)
+                self._payloads[-1].append(payload)
+                maxes[-1] = deadline
             return
-        index = bisect_left(maxes, entry)
-        bucket = self._buckets[index]
-        insort(bucket, entry)
-        if len(bucket) > 2 * LOAD:
+        # The first bucket whose last deadline is later: entries equal to `deadline` in
+        # the buckets before it stay ahead of this one.
+        index = bisect_right(maxes, deadline)
+        deadlines = self._deadlines[index]
+        position = bisect_right(deadlines, deadline)
+        deadlines.insert(position, deadline)
+        payloads = self._payloads[index]
+        payloads.insert(position, payload)
+        if len(payloads) > 2 * LOAD:
             # Split in two so inserts into this bucket stay short.
-            self._buckets[index:index + 1] = [bucket[:LOAD], bucket[LOAD:]]
-            maxes[index:index + 1] = [bucket[LOAD - 1], bucket[-1]]
+            self._deadlines[index:index + 1] = [deadlines[:LOAD], deadlines[LOAD:]]
+            self._payloads[index:index + 1] = [payloads[:LOAD], payloads[LOAD:]]
+            maxes[index:index + 1] = [deadlines[LOAD - 1], deadlines[-1]]
 
     def first(self):
-        """The earliest entry; the queue must not be empty."""
-        return self._buckets[0][0]
+        """The earliest ``(deadline, payload)``; the queue must not be empty."""
+        return self._deadlines[0][0], self._payloads[0][0]
 
     def pop_first(self):
-        """Remove and return the earliest entry; the queue must not be empty."""
-        bucket = self._buckets[0]
-        entry = bucket.pop(0)
-        if not bucket:
-            del self._buckets[0]
-            del self._maxes[0]
+        """Remove the earliest entry; the queue must not be empty."""
+        deadlines = self._deadlines[0]
+        del deadlines[0]
+        del self._payloads[0][0]
+        if not deadlines:
+            self._drop_first_bucket()
         self.length -= 1
-        return entry
 
     def pop_due(self, now):
-        """Remove and return, in order, every entry whose deadline is <= now."""
-        buckets = self._buckets
+        """Remove every entry whose deadline is <= now; return their payloads in order."""
+        maxes = self._maxes
         due = []
-        while buckets:
-            bucket = buckets[0]
-            if bucket[-1][0] <= now:
-                due.extend(bucket)
-                del buckets[0]
-                del self._maxes[0]
+        while maxes:
+            if maxes[0] <= now:
+                due.extend(self._payloads[0])
+                self._drop_first_bucket()
                 continue
-            count = bisect_right(bucket, (now, _AFTER_ANY_SEQ))
+            count = bisect_right(self._deadlines[0], now)
             if count:
-                due.extend(bucket[:count])
-                del bucket[:count]
+                payloads = self._payloads[0]
+                due.extend(payloads[:count])
+                del payloads[:count]
+                del self._deadlines[0][:count]
             break
         self.length -= len(due)
         return due
+
+    def _drop_first_bucket(self):
+        del self._deadlines[0]
+        del self._payloads[0]
+        del self._maxes[0]

@@ -2,9 +2,9 @@
 
 Theory of operation
 -------------------
-The loop keeps three things: a queue of callbacks ready to run, a `TimerQueue` of
-``(deadline, seq, timeout)`` entries sorted with bisect, and a selector watching file
-descriptors. `start()` repeats one *pass* until `stop()`:
+The loop keeps three things: a queue of callbacks ready to run, timers (a `TimerQueue` of
+handles sorted by deadline with bisect, and a dict from handle to callback), and a
+selector watching file descriptors. `start()` repeats one *pass* until `stop()`:
 
 1. Poll the selector for ready descriptors. It waits not at all if callbacks are ready,
    else (`_wait`) until the first deadline if there are timers, and otherwise until I/O
@@ -14,12 +14,12 @@ descriptors. `start()` repeats one *pass* until `stop()`:
    poll, so a callback that re-adds itself cannot starve I/O.
 3. Take the timers due now, all of them, before anything runs: a timer scheduled for
    "now" during the pass (by a callback or another timer) runs in the next pass, as in
-   asyncio. Equal deadlines run FIFO because the sequence number breaks the tie.
+   asyncio. Equal deadlines run FIFO: a timer is queued after those with its deadline.
 4. Run, in this order, those callbacks, the handlers of the ready descriptors, and the
    due timers.
 
 Errors in callbacks, handlers and timers are logged to ``app_log`` and the loop goes on.
-A cancelled timer stays in the queue, marked dead (its callback is None), and is skipped
+A cancelled timer loses its callback at once but stays in the queue, dead, and is skipped
 when it comes due; when dead timers outnumber live ones the queue is rebuilt without them,
 so cancelling is O(1) and the queue never fills with garbage.
 
@@ -53,16 +53,11 @@ from tinytornado.log import app_log
 __all__ = ['IOLoop', 'PeriodicCallback', 'TimeoutError']
 
 _COMPACT_MIN_CANCELLED = 512
-
-
-class _Timeout(object):
-    """A handle for a scheduled call; pass it to `IOLoop.remove_timeout`."""
-    __slots__ = ('deadline', 'callback', 'args')
-
-    def __init__(self, deadline, callback, args):
-        self.deadline = deadline
-        self.callback = callback
-        self.args = args
+# A timer's handle is a number, unique in the process (so a handle given to another loop's
+# remove_timeout cancels nothing there) and never 0. A number, not an object: a million
+# pending timers then add nothing the garbage collector tracks, which on 2.7 would cost
+# repeated full collections walking them all.
+_timer_handles = itertools.count(1)
 
 
 class _Waker(object):
@@ -118,8 +113,9 @@ class IOLoop(object):
         self._advance_clock = getattr(time_func, 'advance', None)
         self._callbacks = collections.deque()
         self._timers = TimerQueue()
-        self._cancelled_timers = 0
-        self._timer_seq = itertools.count()
+        # handle -> callback and handle -> args (only when there are some), live timers only
+        self._timer_callbacks = {}
+        self._timer_args = {}
         self._poller = make_poller()
         self._handlers = {}
         self._running = False
@@ -268,6 +264,8 @@ class IOLoop(object):
         self._waker.close()
         self._callbacks.clear()
         self._timers = TimerQueue()
+        self._timer_callbacks.clear()
+        self._timer_args.clear()
         if IOLoop.current(instance=False) is self:
             IOLoop.clear_current()
 
@@ -304,25 +302,31 @@ class IOLoop(object):
 
     def call_later(self, delay, callback, *args):
         """Run `callback(*args)` after `delay` seconds; returns a handle for remove_timeout."""
+        # Through call_at, which a loop on another scheduler (platform.asyncio) overrides.
         return self.call_at(self.time() + delay, callback, *args)
 
     def call_at(self, when, callback, *args):
         """Run `callback(*args)` at loop time `when`; returns a handle for remove_timeout."""
-        timeout = _Timeout(when, callback, args)
-        self._timers.push((when, next(self._timer_seq), timeout))
-        return timeout
+        handle = next(_timer_handles)
+        self._timers.push(when, handle)
+        self._timer_callbacks[handle] = callback
+        if args:
+            self._timer_args[handle] = args
+        return handle
 
     def remove_timeout(self, timeout):
         """Cancel a pending timer; harmless if it already ran or was already cancelled."""
-        if timeout.callback is None:
+        callbacks = self._timer_callbacks
+        if callbacks.pop(timeout, None) is None:
             return
-        timeout.callback = timeout.args = None
-        self._cancelled_timers += 1
-        if (self._cancelled_timers > _COMPACT_MIN_CANCELLED
-                and self._cancelled_timers * 2 > len(self._timers)):
-            self._timers = TimerQueue(
-                entry for entry in self._timers if entry[2].callback is not None)
-            self._cancelled_timers = 0
+        if self._timer_args:
+            self._timer_args.pop(timeout, None)
+        # Queued handles without a callback are dead. While due timers run, those taken
+        # but not yet run count as live and are not queued: this undercounts, never over.
+        timers = self._timers
+        dead = timers.length - len(callbacks)
+        if dead > _COMPACT_MIN_CANCELLED and dead * 2 > timers.length:
+            self._timers = TimerQueue(entry for entry in timers if entry[1] in callbacks)
 
     # -- file descriptors ---------------------------------------------------------------
 
@@ -351,8 +355,9 @@ class IOLoop(object):
         `fileobjs` the watched files (the loop's own waker left out). Test helpers use it
         to report the work a test left behind.
         """
-        timers = [(deadline, timeout.callback) for deadline, _, timeout in self._timers
-                  if timeout.callback is not None]
+        callbacks = self._timer_callbacks
+        timers = [(deadline, callbacks[handle]) for deadline, handle in self._timers
+                  if handle in callbacks]
         fileobjs = [fileobj for fileobj, _ in self._handlers.values()
                     if fileobj is not self._waker.reader]
         return timers, fileobjs
@@ -397,13 +402,12 @@ class IOLoop(object):
 
     def _time_to_next_timer(self):
         timers = self._timers
-        while timers:
-            deadline, _, timeout = timers.first()
-            if timeout.callback is not None:
+        while timers.length:
+            deadline, handle = timers.first()
+            if handle in self._timer_callbacks:
                 return max(0, deadline - self.time())
             # A dead timer at the head would wake the poll for nothing.
             timers.pop_first()
-            self._cancelled_timers -= 1
         return None
 
     def _run_handlers(self, ready):
@@ -418,16 +422,12 @@ class IOLoop(object):
                 app_log.error('Exception in handler %r', entry[1], exc_info=True)
 
     def _run_timers(self, due):
-        for _, _, timeout in due:
-            callback = timeout.callback
-            if callback is None:
-                # Cancelled after it was taken; a compaction meanwhile may have reset the
-                # count already.
-                self._cancelled_timers = max(0, self._cancelled_timers - 1)
-                continue
-            args = timeout.args
-            timeout.callback = timeout.args = None
-            self._run_callback(callback, args)
+        take_callback = self._timer_callbacks.pop
+        timer_args = self._timer_args
+        for handle in due:
+            callback = take_callback(handle, None)
+            if callback is not None:  # None: cancelled, maybe by a timer run before it
+                self._run_callback(callback, timer_args.pop(handle, ()) if timer_args else ())
 
     def _run_callback(self, callback, args):
         try:
