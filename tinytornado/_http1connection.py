@@ -148,8 +148,11 @@ class Exchange(object):
     def may_retry(self, error):
         """True if `error` shows a pooled connection the server had closed, and sending the
         request again on a new connection is safe: once, before any byte of a response."""
+        # Only an OS error's errno counts: another exception's first argument need not
+        # even be hashable (a callback's own exception).
         stale = (isinstance(error, NoResponseError) or
-                 errno_from_exception(error) in _STALE_CONNECTION_ERRNOS)
+                 (isinstance(error, EnvironmentError) and
+                  errno_from_exception(error) in _STALE_CONNECTION_ERRNOS))
         if (not stale or self.retried or self.received or self.connection.requests == 0 or
                 self.method not in _IDEMPOTENT_METHODS):
             return False
@@ -235,6 +238,8 @@ class Exchange(object):
             del headers['Content-Encoding']
         if self.request.header_callback is not None:
             self._run_header_callback(head)
+        if self.request.head_callback is not None:
+            self.request.head_callback(head)
 
     def _should_follow_redirect(self):
         return (self.code in _REDIRECT_CODES and self.request.follow_redirects and

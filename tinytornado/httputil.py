@@ -132,6 +132,12 @@ class HTTPHeaders(collections_abc.MutableMapping):
     def __getitem__(self, name):
         return ','.join(self._values[normalize_name(name)])
 
+    def get(self, name, default=None):
+        # Not the mixin's, which raises and catches a KeyError for each header absent: a
+        # fetch asks for several that usually are (Content-Encoding, Location...).
+        values = self._values.get(normalize_name(name))
+        return default if values is None else ','.join(values)
+
     def __setitem__(self, name, value):
         normalized = normalize_name(name)
         if normalized not in self._values:
