@@ -26,10 +26,11 @@ import zlib
 
 import pytest
 from six.moves import BaseHTTPServer, socketserver
-from six.moves.urllib.parse import parse_qs
+from six.moves.urllib.parse import parse_qs, urlsplit
 
 from net_helpers import TEST_HOSTNAME, open_fds, tls_files
 from tinytornado import gen
+from tinytornado._httprequest import split_url
 from tinytornado.concurrent import CancelledError, TimeoutError
 from tinytornado.httpclient import (
     AsyncHTTPClient, HTTPClientError, HTTPError, HTTPRequest, HTTPResponse, HTTPTimeoutError,
@@ -464,6 +465,20 @@ def test_requests_that_cannot_be_sent(client, url, kwargs, error):
         yield client.fetch(url, **kwargs)
     response = yield client.fetch(url, raise_error=False, **kwargs)
     assert response.code == 599 and isinstance(response.error, error)
+
+
+@pytest.mark.parametrize('url', [
+    'http://127.0.0.1:8000/a/b.html', 'https://example.com', 'http://example.com?q=1#f',
+    'http://example.com/p?a=?b#c#d', 'http://Example.COM:80/%7Ex/;p=1', 'http://h/?',
+    'http://h/#', 'HTTP://example.com/', 'http://user:pw@example.com/', 'http://[::1]:80/',
+    'http://example.com:/', 'http://example.com:99999/', 'http://exa mple.com/',
+    ' http://example.com/', 'http://example.com/a\tb', 'http://example.com/\x7f',
+    'http://example.com%zz/', 'http://ex\\ample.com/', 'ftp://example.com/', '/relative',
+    'http:/one-slash', 'http://example.com/a"b<c>{d}|e^f`g',
+])
+def test_split_url_is_urlsplit(url):
+    parts = split_url(url)
+    assert (type(parts), parts) == (type(urlsplit(url)), urlsplit(url))
 
 
 def test_nonstandard_methods_when_allowed(client, http_server):

@@ -17,11 +17,11 @@ import errno
 import socket
 import time
 
-from six.moves.urllib.parse import urlsplit
-
 from tinytornado import gen
 from tinytornado._httperrors import HTTPStreamClosedError, HTTPTimeoutError
-from tinytornado._httprequest import check_supported, origin, prepare_headers, target
+from tinytornado._httprequest import (
+    check_supported, origin, prepare_headers, split_url, target,
+)
 from tinytornado.concurrent import TimeoutError
 from tinytornado.httputil import (
     NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, EndOfMessage, HTTP1ClientProtocol,
@@ -74,7 +74,7 @@ class Exchange(object):
         self.queued_at = io_loop.time()
         check_supported(request)
         self.request = request
-        parts = urlsplit(request.url)
+        parts = split_url(request.url)
         self.scheme, self.host, self.port = origin(parts, request.url)
         self.target = target(parts)
         self.method = request.method
