@@ -67,7 +67,7 @@ class HTTPHeaders(collections_abc.MutableMapping):
             other = args[0]  # keep every value, not the joined ones
             self._values = dict((name, list(values)) for name, values in other._values.items())
             self._names = list(other._names)
-        else:
+        elif args or kwargs:  # the mixin's update is slow even with nothing to add
             self.update(*args, **kwargs)
 
     @classmethod
