@@ -1,8 +1,8 @@
 """crawler.fetch's Download: the checks on a response's head, and the outcome it makes.
 
-The head comes as the HTTP client's header_callback gives it: the status line, each header
-line and a blank line, each with its CRLF. Fetches over the network are tested through the
-crawler (test_crawler.py).
+The head comes as the HTTP client's head_callback gives it: the ResponseHead its parser
+made of the bytes. Fetches over the network are tested through the crawler
+(test_crawler.py).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -10,45 +10,57 @@ import pytest
 
 from tinytornado.crawler.fetch import BodyTooLarge, Download, Fetched
 from tinytornado.httpclient import HTTPRequest, HTTPResponse, HTTPTimeoutError
-from tinytornado.httputil import HTTPHeaders, HTTPInputError, NoResponseError
+from tinytornado.httputil import (
+    HTTP1ClientProtocol, HTTPHeaders, HTTPInputError, NoResponseError, ResponseHead,
+)
 
 URL = 'http://example.test/page'
 
 
-def head_lines(status_line, *header_lines):
-    return [line + '\r\n' for line in (status_line,) + header_lines] + ['\r\n']
-
-
-def receive_head(download, lines):
-    for line in lines:
-        download.on_header_line(line)
+def receive_head(download, status_line, *header_lines):
+    """Give `download` the head the client's parser makes of these lines."""
+    protocol = HTTP1ClientProtocol()
+    protocol.send_request('GET', '/page', {'Host': 'example.test'})
+    protocol.receive_data(('\r\n'.join((status_line,) + header_lines) + '\r\n\r\n')
+                          .encode('latin-1'))
+    head = protocol.next_event()
+    assert isinstance(head, ResponseHead)
+    download.on_head(head)
 
 
 @pytest.mark.parametrize('line, refused', [
     ('Content-Length: 100', False),
     ('Content-Length: 101', True),
     ('content-LENGTH:\t 101 ', True),  # any case, blanks around the value
-    ('Content-Length: 1x1', False),  # not a number: the body's own count decides
 ])
 def test_a_content_length_over_the_cap_refuses_the_body_before_it_comes(line, refused):
     download = Download(URL, max_body_size=100, download_non_html=True)
-    lines = head_lines('HTTP/1.1 200 OK', 'Content-Type: text/html', line)
+    lines = ('HTTP/1.1 200 OK', 'Content-Type: text/html', line)
     if refused:
         with pytest.raises(BodyTooLarge, match='over 100 bytes'):
-            receive_head(download, lines)
+            receive_head(download, *lines)
     else:
-        receive_head(download, lines)
+        receive_head(download, *lines)
     assert download.too_large == refused
 
 
-def test_a_repeated_content_length_is_left_to_the_body_count():
-    # Its values joined, as HTTPHeaders joins them, are not a number.
+def test_a_content_length_repeated_counts_once():
+    # The parser keeps one value of a Content-Length repeated (and refuses two that differ).
     download = Download(URL, max_body_size=100, download_non_html=True)
-    receive_head(download, head_lines('HTTP/1.1 200 OK', 'Content-Length: 101',
-                                      'Content-Length: 101'))
+    with pytest.raises(BodyTooLarge):
+        receive_head(download, 'HTTP/1.1 200 OK', 'Content-Length: 101',
+                     'Content-Length: 101')
+    assert download.too_large
+
+
+def test_without_a_content_length_the_body_count_refuses_the_body():
+    download = Download(URL, max_body_size=100, download_non_html=True)
+    receive_head(download, 'HTTP/1.1 200 OK', 'Transfer-Encoding: chunked')
+    download.on_chunk(b'x' * 100)
     assert not download.too_large
     with pytest.raises(BodyTooLarge):
-        download.on_chunk(b'x' * 101)
+        download.on_chunk(b'x')
+    assert download.too_large
 
 
 @pytest.mark.parametrize('status_line, content_type, skipped', [
@@ -60,21 +72,21 @@ def test_a_repeated_content_length_is_left_to_the_body_count():
 def test_without_download_non_html_only_html_and_redirects_are_read(status_line,
                                                                     content_type, skipped):
     download = Download(URL, max_body_size=100, download_non_html=False)
-    lines = head_lines(status_line, 'Content-Type: ' + content_type, 'Content-Length: 5')
+    lines = (status_line, 'Content-Type: ' + content_type, 'Content-Length: 5')
     if skipped:
         with pytest.raises(Exception) as raised:
-            receive_head(download, lines)
+            receive_head(download, *lines)
         assert not isinstance(raised.value, BodyTooLarge)
     else:
-        receive_head(download, lines)
+        receive_head(download, *lines)
     assert download.skipped == skipped
 
 
 def test_the_outcome_of_a_skipped_body_has_the_status_and_headers_of_its_head():
     download = Download(URL, max_body_size=100, download_non_html=False)
     with pytest.raises(Exception):
-        receive_head(download, head_lines('HTTP/1.1 200 OK', 'Content-Type: image/png',
-                                          'X-Folded: one', ' two'))
+        receive_head(download, 'HTTP/1.1 200 OK', 'Content-Type: image/png',
+                     'X-Folded: one', ' two')
     fetched = download.outcome(HTTPResponse(HTTPRequest(URL), 599, error=Exception('stop')))
     assert (fetched.url, fetched.status, fetched.body, fetched.body_skipped,
             fetched.exception, fetched.transient) == (URL, 200, b'', True, None, False)
@@ -84,7 +96,7 @@ def test_the_outcome_of_a_skipped_body_has_the_status_and_headers_of_its_head():
 
 def test_the_outcome_of_a_body_too_large_is_final():
     download = Download(URL, max_body_size=3, download_non_html=True)
-    receive_head(download, head_lines('HTTP/1.1 200 OK', 'Transfer-Encoding: chunked'))
+    receive_head(download, 'HTTP/1.1 200 OK', 'Transfer-Encoding: chunked')
     download.on_chunk(b'abc')
     with pytest.raises(BodyTooLarge):
         download.on_chunk(b'd')
@@ -97,7 +109,7 @@ def test_the_outcome_of_a_body_too_large_is_final():
 
 def test_the_outcome_of_a_response_has_its_body_from_the_chunks():
     download = Download(URL, max_body_size=100, download_non_html=True)
-    receive_head(download, head_lines('HTTP/1.1 503 Busy', 'Content-Length: 6'))
+    receive_head(download, 'HTTP/1.1 503 Busy', 'Content-Length: 6')
     download.on_chunk(b'try ')
     download.on_chunk(b'me')
     headers = HTTPHeaders({'Content-Length': '6'})

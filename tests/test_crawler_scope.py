@@ -87,3 +87,27 @@ def test_include_patterns_keep_only_matching_urls_and_exclude_wins():
 def test_patterns_apply_only_inside_the_allowed_hosts():
     scope = Scope(['http://example.com/'], include='.*')
     assert not scope.allows('http://other.example/')
+
+
+# URLs that share a long prefix with an admitted one, or that only an exact split reads
+# right; a Scope judges each origin once, so its verdicts must not depend on the order.
+TRICKY_URLS = [
+    'http://example.com/a', 'http://example.com', 'https://example.com:8443/b',
+    'http://example.com.evil.test/', 'http://example.com@evil.test/',
+    'http://evil.test/http://example.com/', 'http://example.com:80@evil.test/',
+    'http://evil.test?http://example.com/', 'http://evil.test#http://example.com/',
+    'http:///example.com/', 'http://www.example.com/x/y', 'https://', 'HTTP://example.com/',
+    'ftp://example.com/a', 'javascript://example.com/a', 'mailto:x@example.com',
+    '/example.com/a', 'http://[::1]/', 'http://example.com?a/b',
+]
+
+
+@pytest.mark.parametrize('strict', [True, False])
+def test_a_verdict_does_not_depend_on_the_urls_judged_before(strict):
+    verdicts = dict((url, Scope(['http://example.com/'], strict=strict).allows(url))
+                    for url in TRICKY_URLS)
+    assert verdicts['http://example.com/a'] and verdicts['https://example.com:8443/b']
+    assert not verdicts['http://example.com.evil.test/']
+    for urls in (TRICKY_URLS, TRICKY_URLS[::-1]):
+        scope = Scope(['http://example.com/'], strict=strict)
+        assert [scope.allows(url) for url in urls + urls] == [verdicts[url] for url in urls * 2]

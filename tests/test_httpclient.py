@@ -26,10 +26,11 @@ import zlib
 
 import pytest
 from six.moves import BaseHTTPServer, socketserver
-from six.moves.urllib.parse import parse_qs
+from six.moves.urllib.parse import parse_qs, urlsplit
 
 from net_helpers import TEST_HOSTNAME, open_fds, tls_files
 from tinytornado import gen
+from tinytornado._httprequest import split_url
 from tinytornado.concurrent import CancelledError, TimeoutError
 from tinytornado.httpclient import (
     AsyncHTTPClient, HTTPClientError, HTTPError, HTTPRequest, HTTPResponse, HTTPTimeoutError,
@@ -466,6 +467,20 @@ def test_requests_that_cannot_be_sent(client, url, kwargs, error):
     assert response.code == 599 and isinstance(response.error, error)
 
 
+@pytest.mark.parametrize('url', [
+    'http://127.0.0.1:8000/a/b.html', 'https://example.com', 'http://example.com?q=1#f',
+    'http://example.com/p?a=?b#c#d', 'http://Example.COM:80/%7Ex/;p=1', 'http://h/?',
+    'http://h/#', 'HTTP://example.com/', 'http://user:pw@example.com/', 'http://[::1]:80/',
+    'http://example.com:/', 'http://example.com:99999/', 'http://exa mple.com/',
+    ' http://example.com/', 'http://example.com/a\tb', 'http://example.com/\x7f',
+    'http://example.com%zz/', 'http://ex\\ample.com/', 'ftp://example.com/', '/relative',
+    'http:/one-slash', 'http://example.com/a"b<c>{d}|e^f`g',
+])
+def test_split_url_is_urlsplit(url):
+    parts = split_url(url)
+    assert (type(parts), parts) == (type(urlsplit(url)), urlsplit(url))
+
+
 def test_nonstandard_methods_when_allowed(client, http_server):
     response = yield client.fetch(http_server.url('/echo'), method='PATCH', body=b'p')
     assert json.loads(response.body.decode('utf-8'))['method'] == 'PATCH'
@@ -486,14 +501,44 @@ def test_streaming_and_header_callbacks(client, http_server):
     assert lines[-1] == '\r\n'
 
 
+def test_head_callback_gets_the_parsed_head_after_header_callback_and_before_the_body(
+        client, http_server):
+    trace = []
+
+    def on_head(head):
+        trace.append(('head', head.version, head.code, head.reason, head.headers))
+
+    response = yield client.fetch(http_server.url('/compressed/gzip'), head_callback=on_head,
+                                  header_callback=lambda line: trace.append('line'),
+                                  streaming_callback=lambda chunk: trace.append('chunk'))
+    head_at = trace.index(('head', 'HTTP/1.1', 200, 'OK', response.headers))
+    assert trace[:head_at] == ['line'] * head_at and head_at > 2
+    assert set(trace[head_at + 1:]) == set(['chunk'])
+    # The head as the response has it: decoding announced, as in header_callback's lines.
+    assert trace[head_at][4] is response.headers
+    assert 'X-Consumed-Content-Encoding' in response.headers
+
+
+def test_head_callback_sees_the_final_head_of_redirects_followed(client, http_server):
+    codes = []
+    response = yield client.fetch(http_server.url('/chain/3'),
+                                  head_callback=lambda head: codes.append(head.code))
+    assert (response.code, codes) == (200, [200])
+    response = yield client.fetch(redirect_url(http_server, 301), follow_redirects=False,
+                                  raise_error=False,
+                                  head_callback=lambda head: codes.append(head.code))
+    assert (response.code, codes) == (301, [200, 301])
+
+
 class Enough(Exception):
     pass
 
 
-@pytest.mark.parametrize('callback', ['header_callback', 'streaming_callback'])
+@pytest.mark.parametrize('callback', ['header_callback', 'head_callback',
+                                      'streaming_callback'])
 def test_a_callback_that_raises_ends_the_fetch_and_its_connection(client, servers, callback):
     def refuse(data):
-        raise Enough(data)
+        raise Enough(data)  # a head's argument is unhashable: not taken for an errno
     server = servers([reply(response_bytes(b'x' * 10))])
     with pytest.raises(Enough):
         yield client.fetch(server.url(), **{callback: refuse})

@@ -260,6 +260,21 @@ def test_invalid_requests_raise_value_error(method, target, headers, body):
         HTTP1ClientProtocol().send_request(method, target, headers, body)
 
 
+def test_every_request_checks_its_fields_however_often_they_were_sent():
+    # The fields found valid are remembered; a bytearray value, which can change, is not.
+    value = bytearray(b'ok')
+    headers = with_added(with_added(HOST, 'X-Value', value), 'X-Same', 'same')
+    for _ in range(2):
+        assert HTTP1ClientProtocol().send_request('GET', '/', headers) == (
+            b'GET / HTTP/1.1\r\nHost: example.com\r\nX-Value: ok\r\nX-Same: same\r\n\r\n')
+    value[:] = b'ok\r\nInjected: 1'
+    bad = with_added(HOST, 'X-Bad', 'trailing space ')
+    for _ in range(2):
+        for headers in (headers, bad):
+            with pytest.raises(ValueError):
+                HTTP1ClientProtocol().send_request('GET', '/', headers)
+
+
 def test_second_request_needs_a_finished_cycle():
     protocol = sent_protocol()
     with pytest.raises(ValueError):

@@ -17,11 +17,11 @@ import errno
 import socket
 import time
 
-from six.moves.urllib.parse import urlsplit
-
 from tinytornado import gen
 from tinytornado._httperrors import HTTPStreamClosedError, HTTPTimeoutError
-from tinytornado._httprequest import check_supported, origin, prepare_headers, target
+from tinytornado._httprequest import (
+    check_supported, origin, prepare_headers, split_url, target,
+)
 from tinytornado.concurrent import TimeoutError
 from tinytornado.httputil import (
     NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, EndOfMessage, HTTP1ClientProtocol,
@@ -74,7 +74,7 @@ class Exchange(object):
         self.queued_at = io_loop.time()
         check_supported(request)
         self.request = request
-        parts = urlsplit(request.url)
+        parts = split_url(request.url)
         self.scheme, self.host, self.port = origin(parts, request.url)
         self.target = target(parts)
         self.method = request.method
@@ -148,8 +148,11 @@ class Exchange(object):
     def may_retry(self, error):
         """True if `error` shows a pooled connection the server had closed, and sending the
         request again on a new connection is safe: once, before any byte of a response."""
+        # Only an OS error's errno counts: another exception's first argument need not
+        # even be hashable (a callback's own exception).
         stale = (isinstance(error, NoResponseError) or
-                 errno_from_exception(error) in _STALE_CONNECTION_ERRNOS)
+                 (isinstance(error, EnvironmentError) and
+                  errno_from_exception(error) in _STALE_CONNECTION_ERRNOS))
         if (not stale or self.retried or self.received or self.connection.requests == 0 or
                 self.method not in _IDEMPOTENT_METHODS):
             return False
@@ -235,6 +238,8 @@ class Exchange(object):
             del headers['Content-Encoding']
         if self.request.header_callback is not None:
             self._run_header_callback(head)
+        if self.request.head_callback is not None:
+            self.request.head_callback(head)
 
     def _should_follow_redirect(self):
         return (self.code in _REDIRECT_CODES and self.request.follow_redirects and

@@ -285,6 +285,28 @@ _REFUSED_REQUEST_FIELDS = {
 }
 
 
+# (name, value) -> (normalized name, native value, line) of request fields found valid: a
+# client sends the same few (User-Agent, Host...) with every request.
+_checked_fields = {}
+
+
+def _check_field(name, value):
+    """(normalized name, native value, line) of a request field; ValueError if invalid."""
+    native_name, native_value = native_str(name), native_str(value)
+    normalized = _field_name(native_name)
+    if not _FIELD_VALUE.match(native_value):
+        raise ValueError('illegal value %r for header %s' % (native_value, native_name))
+    if normalized in _REFUSED_REQUEST_FIELDS:
+        raise ValueError(_REFUSED_REQUEST_FIELDS[normalized])
+    checked = normalized, native_value, native_name + ': ' + native_value
+    # Only native strings are kept: any other name or value may not be hashable, or may
+    # change after it was checked (a bytearray).
+    if (native_name is name and native_value is value and
+            len(_checked_fields) < _MAX_CACHED_NAMES):
+        _checked_fields[name, value] = checked
+    return checked
+
+
 def format_request(method, target, fields, body):
     """The bytes of one HTTP/1.1 request: head, then `body` (bytes or None).
 
@@ -309,18 +331,16 @@ def format_request(method, target, fields, body):
     lines = [method + ' ' + target + ' HTTP/1.1']
     hosts = 0
     lengths = []
-    for name, value in fields:
-        name, value = native_str(name), native_str(value)
-        normalized = _field_name(name)
-        if not _FIELD_VALUE.match(value):
-            raise ValueError('illegal value %r for header %s' % (value, name))
+    for field in fields:
+        try:
+            normalized, value, line = _checked_fields[field]
+        except (KeyError, TypeError):  # not met before, or unhashable (a bytearray value)
+            normalized, value, line = _check_field(*field)
         if normalized == 'Host':
             hosts += 1
         elif normalized == 'Content-Length':
             lengths.append(value)
-        elif normalized in _REFUSED_REQUEST_FIELDS:
-            raise ValueError(_REFUSED_REQUEST_FIELDS[normalized])
-        lines.append(name + ': ' + value)
+        lines.append(line)
     if hosts != 1:
         raise ValueError('a request needs one Host header, not %d' % hosts)
     if lengths and int(content_length(lengths)) != len(body or b''):

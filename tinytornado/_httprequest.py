@@ -13,16 +13,17 @@ import datetime
 import email.utils
 import numbers
 import operator
+import re
 import ssl
 
-from six.moves.urllib.parse import urljoin, urlsplit
+from six.moves.urllib.parse import SplitResult, urljoin, urlsplit
 
 from tinytornado import version
 from tinytornado._compat import text_type
 from tinytornado.httputil import HTTPHeaders
 from tinytornado.netutil import ssl_options_to_context
 
-__all__ = ['RequestProxy', 'check_supported', 'origin', 'target', 'native_url',
+__all__ = ['RequestProxy', 'check_supported', 'split_url', 'origin', 'target', 'native_url',
            'format_timestamp', 'prepare_headers', 'SSLContexts', 'redirected_request']
 
 _SUPPORTED_METHODS = frozenset(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
@@ -61,6 +62,24 @@ def check_supported(request):
     for option in _UNSUPPORTED_OPTIONS:
         if getattr(request, option):
             raise NotImplementedError('%s is not supported by tinytornado' % option)
+
+
+# An http(s) URL that urlsplit reads plainly: a lower-case scheme, a host of letters,
+# digits, dots and hyphens, digits for a port, then visible ASCII only (urlsplit strips or
+# removes whitespace and control characters), the path starting with '/'. Its groups are
+# urlsplit's parts.
+_PLAIN_URL_RE = re.compile(r'(https?)://([A-Za-z0-9.\-]+(?::[0-9]+)?)((?:/[!"$->@-~]*)?)'
+                           r'(?:\?([!"$-~]*))?(?:#([!-~]*))?\Z')
+
+
+def split_url(url):
+    """urlsplit(url), made directly for a plain http(s) URL: urlsplit's checks and cache
+    cost a request more than the rest of its preparation."""
+    match = _PLAIN_URL_RE.match(url)
+    if match is None:
+        return urlsplit(url)
+    scheme, netloc, path, query, fragment = match.groups()
+    return SplitResult(scheme, netloc, path, query or '', fragment or '')
 
 
 _origins = {}  # (scheme, netloc) -> (scheme, host, port): a crawl asks for few, often

@@ -58,7 +58,8 @@ class HTTPRequest(object):
 
     Arguments left as None take the client's defaults (`HTTPRequest._DEFAULTS`, changed
     with ``AsyncHTTPClient.configure(None, defaults={...})``). Beyond Tornado:
-    `max_body_size` (default: the client's) limits the body, before and after decoding.
+    `max_body_size` (default: the client's) limits the body, before and after decoding;
+    `head_callback` sees the response's head as parsed.
     Not supported (fetch raises NotImplementedError): proxies, `body_producer`,
     `expect_100_continue`. `prepare_curl_callback` is ignored, as by Tornado's simple client.
 
@@ -78,6 +79,10 @@ class HTTPRequest(object):
         header_callback: ``f(line)`` for the status line, each header line and the
             blank line that ends them, as native strings with CRLF. An exception raised
             by either callback ends the fetch with that error (and closes the connection).
+        head_callback: ``f(head)`` with the `httputil.ResponseHead` (version, code, reason
+            and the response's own HTTPHeaders) once it is parsed, before the body: what
+            header_callback's lines say, without making and parsing them again. Called
+            after header_callback; an exception ends the fetch in the same way.
         validate_cert, ca_certs, client_cert, client_key, ssl_options: TLS settings;
             `ssl_options` (an SSLContext or a dict) overrides the others.
     """
@@ -96,7 +101,7 @@ class HTTPRequest(object):
                  proxy_auth_mode=None, allow_nonstandard_methods=None, validate_cert=None,
                  ca_certs=None, allow_ipv6=None, client_key=None, client_cert=None,
                  body_producer=None, expect_100_continue=False, decompress_response=None,
-                 ssl_options=None, max_body_size=None):
+                 ssl_options=None, max_body_size=None, head_callback=None):
         self._headers = headers  # an HTTPHeaders made on first use, if None
         if if_modified_since:
             self.headers['If-Modified-Since'] = format_timestamp(if_modified_since)
@@ -112,6 +117,7 @@ class HTTPRequest(object):
                                     else decompress_response)
         self.network_interface, self.allow_ipv6 = network_interface, allow_ipv6
         self.streaming_callback, self.header_callback = streaming_callback, header_callback
+        self.head_callback = head_callback
         self.prepare_curl_callback = prepare_curl_callback
         self.proxy_host, self.proxy_port = proxy_host, proxy_port
         self.proxy_username, self.proxy_password = proxy_username, proxy_password

@@ -67,7 +67,7 @@ class HTTPHeaders(collections_abc.MutableMapping):
             other = args[0]  # keep every value, not the joined ones
             self._values = dict((name, list(values)) for name, values in other._values.items())
             self._names = list(other._names)
-        else:
+        elif args or kwargs:  # the mixin's update is slow even with nothing to add
             self.update(*args, **kwargs)
 
     @classmethod
@@ -131,6 +131,12 @@ class HTTPHeaders(collections_abc.MutableMapping):
 
     def __getitem__(self, name):
         return ','.join(self._values[normalize_name(name)])
+
+    def get(self, name, default=None):
+        # Not the mixin's, which raises and catches a KeyError for each header absent: a
+        # fetch asks for several that usually are (Content-Encoding, Location...).
+        values = self._values.get(normalize_name(name))
+        return default if values is None else ','.join(values)
 
     def __setitem__(self, name, value):
         normalized = normalize_name(name)

@@ -175,8 +175,10 @@ class Crawler(object):
         if self.journal is not None and not self.journal.is_empty():
             self._restore()
         else:
-            items = [self._admit(root, 0, self.max_redirect) for root in self.roots]
-            items = [item for item in items if item is not None]
+            items = []
+            for root in self.roots:
+                if root not in self.seen_urls:  # a root given twice is crawled once
+                    self._admit(root, 0, self.max_redirect, items)
             if self.journal is not None:
                 self.journal.set_meta('roots', self.roots)
                 self.journal.queue([_journal_entry(item) for item in items])
@@ -320,10 +322,9 @@ class Crawler(object):
             next_url = urljoin(item.url, location)
         except ValueError:
             return location, 0  # not http(s): recorded, never followed
-        if item.max_redirect > 0 and self.scope.allows(next_url):
-            new_item = self._admit(next_url, item.depth, item.max_redirect - 1)
-            if new_item is not None:
-                new_items.append(new_item)
+        if (item.max_redirect > 0 and next_url not in self.seen_urls and
+                self.scope.allows(next_url)):
+            self._admit(next_url, item.depth, item.max_redirect - 1, new_items)
         return next_url, 1
 
     def _links(self, item, body, content_type, new_items):
@@ -336,19 +337,16 @@ class Crawler(object):
             for link in links:
                 # Most links were seen before: the cheap test first.
                 if link not in seen_urls and self.scope.allows(link):
-                    new_item = self._admit(link, depth, self.max_redirect)
-                    if new_item is not None:
-                        new_items.append(new_item)
+                    self._admit(link, depth, self.max_redirect, new_items)
         return encoding, len(links)
 
-    def _admit(self, url, depth, max_redirect):
-        """A new WorkItem for `url` if it was never seen and the page budget allows."""
-        if url in self.seen_urls:
-            return None
+    def _admit(self, url, depth, max_redirect, new_items):
+        """Add a WorkItem for `url`, which the caller found not seen (the test comes before
+        the dearer scope test), to `new_items` if the page budget allows."""
         if self.max_pages is not None and len(self.seen_urls) >= self.max_pages:
-            return None
+            return
         self.seen_urls.add(url)
-        return WorkItem(url, _host_key(url), depth, max_redirect, 0)
+        new_items.append(WorkItem(url, _host_key(url), depth, max_redirect, 0))
 
     def _statistic(self, item, started, exception):
         return FetchStatistic(item.url, exception=exception, depth=item.depth,

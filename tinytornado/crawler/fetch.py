@@ -9,13 +9,12 @@ dropped as soon as its headers are in (``download_non_html=False``).
 from __future__ import absolute_import, division, print_function
 
 import email.utils
-import re
 import time
 
 from tinytornado import gen
 from tinytornado.concurrent import Future
 from tinytornado.httpclient import HTTPRequest, HTTPResponse
-from tinytornado.httputil import HTTPHeaders, HTTPInputError, NoResponseError
+from tinytornado.httputil import HTTPInputError, NoResponseError
 
 from .links import is_html_content_type
 
@@ -24,11 +23,6 @@ __all__ = ['Fetcher', 'Fetched', 'Download', 'BodyTooLarge', 'describe_exception
 
 RETRY_STATUSES = frozenset([429, 502, 503, 504])
 _NO_CLIENT_LIMIT = 1 << 62
-# Each Content-Length value of a head lowercased (names match whatever their case, as in
-# HTTPHeaders), its lines joined with '\n' (they keep their own line ends), so that a
-# header line starts after a '\n'; a value is stripped of the blanks around it. The
-# literal start lets the regex engine skip ahead rather than try every position.
-_CONTENT_LENGTH_RE = re.compile(r'\ncontent-length[ \t]*:[ \t]*(.*?)[ \t\r]*$', re.MULTILINE)
 
 
 class BodyTooLarge(Exception):
@@ -68,18 +62,17 @@ class Download(object):
     """One request of a `Fetcher`, under way: `outcome` says what the client's
     HTTPResponse to it gave.
 
-    Collects the body's chunks, enforcing the cap, and the head's lines, which are read
-    only for what the checks need: most responses pass them, and their headers come
-    parsed in the response.
+    Checks the head as the client parsed it (`status` and `headers` are kept for the
+    outcome of a body refused), then collects the body's chunks, enforcing the cap.
     """
-    __slots__ = ('url', 'max_body_size', 'download_non_html', 'lines', 'chunks', 'size',
-                 'skipped', 'too_large')
+    __slots__ = ('url', 'max_body_size', 'download_non_html', 'status', 'headers', 'chunks',
+                 'size', 'skipped', 'too_large')
 
     def __init__(self, url, max_body_size, download_non_html):
         self.url = url
         self.max_body_size = max_body_size
         self.download_non_html = download_non_html
-        self.lines = []  # the status line and the header lines, as they came
+        self.status = self.headers = None  # of the head, once it is in
         self.chunks = []
         self.size = 0
         self.skipped = False
@@ -91,29 +84,16 @@ class Download(object):
             return _failure(self, response.error)
         return Fetched(self.url, response.code, response.headers, b''.join(self.chunks))
 
-    @property
-    def status(self):
-        return _status_from_line(self.lines[0]) if self.lines else None
-
-    @property
-    def headers(self):
-        return HTTPHeaders.parse('\n'.join(self.lines[1:]))
-
-    def on_header_line(self, line):
-        # The status line, each header line, then a blank line once the headers are done.
-        if line.strip():
-            self.lines.append(line)
-        else:
-            self._check_head()
-
-    def _check_head(self):
-        # A header's values are joined with ',', as HTTPHeaders does: a Content-Length
-        # repeated is not a number, so it is left to the body's own count.
-        length = ','.join(_CONTENT_LENGTH_RE.findall('\n'.join(self.lines).lower()))
-        if length.isdigit() and int(length) > self.max_body_size:
+    def on_head(self, head):
+        """The client's head_callback: `head` is an httputil.ResponseHead."""
+        self.status, self.headers = head.code, head.headers
+        # The client's parser left one value of a Content-Length repeated, and refused
+        # values that disagree.
+        length = head.headers.get('Content-Length')
+        if length is not None and length.isdigit() and int(length) > self.max_body_size:
             self._refuse_body()
         if not self.download_non_html and not is_html_content_type(
-                self.headers.get('Content-Type')) and not _is_redirect(self.status):
+                head.headers.get('Content-Type')) and not 300 <= head.code < 400:
             self.skipped = True
             raise _SkipBody()
 
@@ -170,10 +150,10 @@ class Fetcher(object):
             url, follow_redirects=follow_redirects, max_redirects=5,
             connect_timeout=self.connect_timeout, request_timeout=self.request_timeout,
             user_agent=self.user_agent, decompress_response=True,
-            # The cap is ours (Content-Length in the header callback, the decoded size as
+            # The cap is ours (Content-Length in the head callback, the decoded size as
             # chunks come), so that a body too large is told from a broken response.
             max_body_size=_NO_CLIENT_LIMIT,
-            header_callback=download.on_header_line, streaming_callback=download.on_chunk)
+            head_callback=download.on_head, streaming_callback=download.on_chunk)
         try:
             response = self.http_client.fetch(request, raise_error=False)
         except Exception as e:  # refused at once (a closed client): still an outcome
@@ -194,18 +174,6 @@ def _failure(download, error):
     # server closing without a word, may pass.
     return Fetched(url, exception=describe_exception(error), transient=(
         isinstance(error, NoResponseError) or not isinstance(error, HTTPInputError)))
-
-
-def _status_from_line(line):
-    parts = line.split(None, 2)
-    try:
-        return int(parts[1])
-    except (IndexError, ValueError):
-        return None
-
-
-def _is_redirect(status):
-    return status is not None and 300 <= status < 400
 
 
 def describe_exception(error):

@@ -25,6 +25,7 @@ __all__ = ['Scope', 'registrable_domain']
 
 _IP_ADDRESS_RE = re.compile(r'\A(?:\[.*\]|[0-9.]+)\Z')
 _public_suffix_list = None
+_MAX_CACHED_ORIGINS = 1024
 
 
 def registrable_domain(host):
@@ -57,10 +58,11 @@ class Scope(object):
             if domain is not None)
         self.include = _compile_all(include)
         self.exclude = _compile_all(exclude)
+        self._origins = {}  # origin -> whether its URLs are http(s) on a host admitted
 
     def allows(self, url):
         """True if the crawl may fetch the normalised `url`."""
-        if not is_http_url(url) or not self.host_allowed(url_host(url)):
+        if not self._origin_allowed(url):
             return False
         if self.include and not any(pattern.search(url) for pattern in self.include):
             return False
@@ -77,6 +79,20 @@ class Scope(object):
             return False
         domain = registrable_domain(host)
         return domain is not None and domain in self.root_domains
+
+    def _origin_allowed(self, url):
+        # A crawl's links name few origins, each many times: each is split and judged once.
+        # The scheme and authority of an http(s) URL end before its first '/' past
+        # 'https://', so two URLs that agree up to that slash agree on both.
+        end = url.find('/', 8)
+        origin = url if end < 0 else url[:end]
+        allowed = self._origins.get(origin)
+        if allowed is None:
+            if len(self._origins) >= _MAX_CACHED_ORIGINS:
+                self._origins.clear()
+            allowed = self._origins[origin] = (
+                is_http_url(url) and self.host_allowed(url_host(url)))
+        return allowed
 
 
 def _www_twin(host):
