@@ -31,8 +31,8 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 import datetime
-import functools
 import errno
+import functools
 import itertools
 import math
 import numbers
