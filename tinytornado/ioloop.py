@@ -376,15 +376,15 @@ class IOLoop(object):
         callbacks = self._callbacks
         for _ in itertools.repeat(None, len(callbacks)):  # range() is a list on 2.7.
             callback = callbacks.popleft()
-            # _run_callback's work, written out: this loop runs every callback of every
+            # _run_callback's call, written out: this loop runs every callback of every
             # pass, and a call per callback costs as much again as a bare loop (3.11).
             try:
                 result = callback()
             except Exception:
-                app_log.error('Exception in callback %r', callback, exc_info=True)
+                _log_callback_error(callback)
                 continue
-            if result is not None and is_future(result):
-                future_add_done_callback(result, _log_failure)
+            if result is not None:
+                _watch_returned(result)
         if ready:
             self._run_handlers(ready)
         if due:
@@ -433,10 +433,20 @@ class IOLoop(object):
         try:
             result = callback(*args)
         except Exception:
-            app_log.error('Exception in callback %r', callback, exc_info=True)
+            _log_callback_error(callback)
             return
-        if result is not None and is_future(result):
-            future_add_done_callback(result, _log_failure)
+        if result is not None:
+            _watch_returned(result)
+
+
+def _log_callback_error(callback):
+    app_log.error('Exception in callback %r', callback, exc_info=True)
+
+
+def _watch_returned(result):
+    """A callback returned `result`: if it is a Future, its failure is logged."""
+    if is_future(result):
+        future_add_done_callback(result, _log_failure)
 
 
 def _log_failure(future):
