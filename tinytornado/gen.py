@@ -42,7 +42,7 @@ from tinytornado.concurrent import (
     _FINISHED, _PENDING, CancelledError, Future, TimeoutError, chain_future, future_set_exc_info,
     future_set_result_unless_cancelled, is_future,
 )
-from tinytornado.ioloop import IOLoop
+from tinytornado.ioloop import IOLoop, _thread_state
 from tinytornado.log import app_log
 
 __all__ = [
@@ -107,7 +107,7 @@ def coroutine(func):
                 future._state = _PENDING
                 future._callbacks = None
                 future._exc_info = None
-                Runner(result, future, yielded)
+                Runner()._start(result, future, yielded)  # See Runner's docstring.
                 return future
         except Return as e:
             args = e.args  # e.value, without a Python call; args is read once, as it is slow.
@@ -134,15 +134,21 @@ def is_coroutine_function(func):
 
 
 class Runner(object):
-    """Drives one generator coroutine, resolving `result_future` when it ends."""
+    """Drives one generator coroutine, resolving `result_future` when it ends.
+
+    Made as ``Runner()._start(gen, result_future, first_yielded)`` (Tornado's constructor
+    takes those three): CPython 3.11 makes an object of a class without ``__init__`` and
+    then calls a method for about 500 instructions less than it runs an ``__init__``.
+    """
     __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'finished',
                  'must_cancel', 'return_depth')
 
-    def __init__(self, gen, result_future, first_yielded):
+    def _start(self, gen, result_future, first_yielded):
         self.gen = gen
         self.result_future = result_future
         self.future = None
-        self.io_loop = _current_loop()
+        # IOLoop.current() without its call when this thread has a loop.
+        self.io_loop = _thread_state.instance or _current_loop()
         self.running = False
         self.finished = False
         self.must_cancel = False
@@ -151,7 +157,10 @@ class Runner(object):
         # set_canceller(self), without the call; the Runner is callable (see __call__), so
         # no bound method is made per coroutine.
         result_future._canceller = self
-        if self.handle_yield(first_yielded):
+        if first_yielded.__class__ is Future:
+            self.future = first_yielded  # As in run's loop: no handle_yield call.
+            self.run()
+        elif self.handle_yield(first_yielded):
             self.run()
 
     def run(self):
