@@ -140,17 +140,16 @@ class Runner(object):
     takes those three): CPython 3.11 makes an object of a class without ``__init__`` and
     then calls a method for about 500 instructions less than it runs an ``__init__``.
     """
-    __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'finished',
-                 'must_cancel', 'return_depth')
+    __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'must_cancel',
+                 'return_depth')
 
     def _start(self, gen, result_future, first_yielded):
-        self.gen = gen
+        self.gen = gen  # None once the generator has ended.
         self.result_future = result_future
         self.future = None
         # IOLoop.current() without its call when this thread has a loop.
         self.io_loop = _thread_state.instance or _current_loop()
         self.running = False
-        self.finished = False
         self.must_cancel = False
         # How many returning coroutines' stacks this one runs in: 0 when the loop runs it.
         self.return_depth = 0
@@ -166,7 +165,7 @@ class Runner(object):
     def run(self):
         """Resume the generator for as long as what it yields is already done; then wait
         for the first Future that is not."""
-        if self.running or self.finished:
+        if self.running or self.gen is None:
             return
         self.running = True
         try:
@@ -176,7 +175,7 @@ class Runner(object):
                 future = self.future
                 if future._state is _PENDING:
                     # Wait: add_done_callback(self._wake) without the call. run is called
-                    # only once what it waited for is done (or first by __init__), so each
+                    # only once what it waited for is done (or first by _start), so each
                     # Future is waited for once.
                     if future._callbacks is None:
                         future._callbacks = [self._wake]
@@ -186,18 +185,11 @@ class Runner(object):
                         self.must_cancel = False  # Its CancelledError will reach the generator.
                     return
                 self.future = None
-                if self.must_cancel and future is _resolved:
-                    self.must_cancel = False
-                    exc_info = _cancelled_exc_info()
-                elif future._exc_info is None:
-                    exc_info = None
-                else:
-                    exc_info = future.exc_info()
                 try:
-                    if exc_info is None:
+                    if future._exc_info is None and not self.must_cancel:
                         yielded = self.gen.send(future._result)
                     else:
-                        yielded = throw_exc_info(self.gen, exc_info)
+                        yielded = self._deliver(future)
                 except Return as e:
                     args = e.args  # As in the wrapper.
                     self._finish(args[0] if args else None)
@@ -208,14 +200,23 @@ class Runner(object):
                 except Exception:
                     self._finish(None, sys.exc_info())
                     return
-                finally:
-                    exc_info = future = None
                 if yielded.__class__ is Future:
                     self.future = yielded  # Taken at the top of the loop, without a call.
                 elif not self.handle_yield(yielded):
                     return
         finally:
             self.running = False
+
+    def _deliver(self, future):
+        """Resume the generator with `future`'s failure, or with CancelledError in place
+        of a moment when cancel() came meanwhile; what it yields next."""
+        if self.must_cancel and future is _resolved:
+            self.must_cancel = False
+            return throw_exc_info(self.gen, _cancelled_exc_info())
+        if future._exc_info is None:
+            # A cancel waits for the next yield that must wait: this outcome comes first.
+            return self.gen.send(future._result)
+        return throw_exc_info(self.gen, future.exc_info())
 
     def handle_yield(self, yielded):
         """Take what the generator yielded as the Future to wait for; False if it gave up
@@ -242,7 +243,7 @@ class Runner(object):
         lock acquired or an item taken is never lost) and CancelledError is thrown in at
         the next `yield` that has to wait.
         """
-        if self.finished:
+        if self.gen is None:  # It has ended.
             return False
         if self.future is not None and self.future.cancel():
             return True  # Its CancelledError will reach the generator.
@@ -265,7 +266,6 @@ class Runner(object):
             self.io_loop.add_callback(self.run)
 
     def _finish(self, value, exc_info=None):
-        self.finished = True
         self.gen = None
         future = self.result_future
         # Only a Runner woken by this resolution, of exactly this Future, resumes in the
