@@ -148,7 +148,7 @@ class Runner(object):
         self.result_future = result_future
         self.future = None
         # IOLoop.current() without its call when this thread has a loop.
-        self.io_loop = _thread_state.instance or _current_loop()
+        self.io_loop = getattr(_thread_state, 'instance', None) or _current_loop()
         self.running = False
         self.must_cancel = False
         # How many returning coroutines' stacks this one runs in: 0 when the loop runs it.

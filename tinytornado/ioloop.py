@@ -89,15 +89,11 @@ class _Waker(object):
         self.writer.close()
 
 
-# Each thread's current loop, as `instance` (None in a thread that has none, so reading it
-# never raises). A module global rather than a class attribute: the loop is looked up for
-# every coroutine that waits, and 3.11 finds a module global faster; gen reads `instance`
-# itself, as IOLoop.current() without the call.
-class _ThreadState(threading.local):
-    instance = None
-
-
-_thread_state = _ThreadState()
+# Each thread's current loop, as `instance` (absent in a thread that has none). A module
+# global rather than a class attribute: the loop is looked up for every coroutine that
+# waits, and 3.11 finds a module global faster; gen reads `instance` itself, as
+# IOLoop.current() without the call.
+_thread_state = threading.local()
 
 
 class IOLoop(object):
@@ -142,7 +138,7 @@ class IOLoop(object):
     @staticmethod
     def current(instance=True):
         """This thread's current loop; one is created if there is none and `instance`."""
-        loop = _thread_state.instance
+        loop = getattr(_thread_state, 'instance', None)
         if loop is None and instance:
             loop = IOLoop(make_current=True)
         return loop
