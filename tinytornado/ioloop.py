@@ -42,8 +42,6 @@ import socket
 import sys
 import threading
 
-from six.moves import range
-
 from tinytornado._compat import get_ident, monotonic
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
@@ -377,7 +375,11 @@ class IOLoop(object):
         # pass schedules for "now" runs in the next pass, as in asyncio.
         due = self._timers.pop_due(self.time()) if self._timers.length else None
         callbacks = self._callbacks
-        for _ in range(len(callbacks)):  # six.moves.range: no list on 2.7.
+        # Only those queued before the pass: one a callback adds runs in the next pass. A
+        # countdown makes no object per pass, as range() or itertools.repeat() would.
+        remaining = len(callbacks)
+        while remaining:
+            remaining -= 1
             callback = callbacks.popleft()
             # _run_callback's call, written out: this loop runs every callback of every
             # pass, and a call per callback costs as much again as a bare loop (3.11).
