@@ -1,6 +1,6 @@
 """The command line (in this process, and as ``python -m tinytornado.crawler``), Ctrl-C, a crawl
-killed with SIGKILL and resumed from its journal, the progress line on a terminal, and the
-examples.
+killed with SIGKILL and resumed from its journal (its output mended: one line per URL), the
+progress line on a terminal, and the examples.
 
 Subprocess crawls fetch from a demo server on the test's own loop, so the test sees every
 request the crawl makes and can interrupt or kill it at a chosen point.
@@ -17,6 +17,7 @@ import sys
 
 import pytest
 
+import tinytornado
 from tinytornado import gen
 from tinytornado.crawler.__main__ import EXIT_INTERRUPTED, main
 from tinytornado.crawler.demosite import Site
@@ -31,10 +32,44 @@ def read_json_lines(path):
         return [json.loads(line) for line in lines]
 
 
-def start_crawl(*args, **kwargs):
+# The directory the tests' tinytornado comes from: the children's working directory and
+# first on their path, so that they run the same code as the tests, whichever checkout the
+# tests were started from (``python -m`` puts the working directory before PYTHONPATH).
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(tinytornado.__file__)))
+
+# The time limit of a test that waits for crawls in other processes: wait_for's for each,
+# not gen_test's 5 seconds, which Python's start-up alone can take on a loaded machine.
+waits_for_processes = pytest.mark.gen_test(timeout=60)
+
+# A crawl that SIGKILLs itself right after the journal's commit of its Nth finished URL,
+# before it writes that URL's line: the one instant that can leave the output short.
+DIE_AFTER_JOURNALING = """
+import os, signal, sys
+from tinytornado.crawler.__main__ import main
+from tinytornado.crawler.journal import Journal
+finish, finished = Journal.finish, []
+def finish_then_die(journal, statistic, new_entries):
+    finish(journal, statistic, new_entries)
+    finished.append(statistic.url)
+    if len(finished) == int(sys.argv[1]):
+        os.kill(os.getpid(), signal.SIGKILL)
+Journal.finish = finish_then_die
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def child(argv, **kwargs):
+    """A new Python process running `argv`, with the tests' tinytornado first on its path."""
+    path = os.environ.get('PYTHONPATH')
+    env = dict(os.environ, PYTHONPATH=PACKAGE_ROOT + (os.pathsep + path if path else ''))
+    kwargs.setdefault('stdout', subprocess.PIPE)
+    kwargs.setdefault('stderr', subprocess.PIPE)
+    return subprocess.Popen([sys.executable] + argv, cwd=PACKAGE_ROOT, env=env, **kwargs)
+
+
+def start_crawl(*args):
     """``python -m tinytornado.crawler args...`` in a new process."""
-    return subprocess.Popen([sys.executable, '-m', 'tinytornado.crawler'] + list(args),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    return child(['-m', 'tinytornado.crawler'] + list(args))
 
 
 @gen.coroutine
@@ -88,6 +123,7 @@ def test_verbose_prints_a_line_per_url(io_loop, capsys):
     assert lines[5].startswith('Finished 5 urls')
 
 
+@waits_for_processes
 def test_ctrl_c_stops_the_crawl_with_a_report(serve):
     site = Site(seed=0, pages=60, slow_fraction=0.5, slow_delay=0.05)
     server, origin = serve(site)
@@ -111,6 +147,17 @@ def journal_done_urls(path):
         connection.close()
 
 
+def assert_one_line_per_finished_url(output, state, expected_crawl):
+    """The output has a line for each URL the journal has finished, once, and the crawl
+    fetched what it should have."""
+    lines = read_json_lines(output)
+    assert sorted(line['url'] for line in lines) == sorted(journal_done_urls(state))
+    fetched = dict((line['url'], line['status']) for line in lines
+                   if line['status'] is not None)
+    assert fetched == expected_crawl
+
+
+@waits_for_processes
 def test_a_killed_crawl_resumes_from_its_journal(serve, tmpdir):
     site = Site(seed=6, pages=60, slow_fraction=0.3, slow_delay=0.02)
     server, origin = serve(site)
@@ -130,24 +177,70 @@ def test_a_killed_crawl_resumes_from_its_journal(serve, tmpdir):
                                                         '--output', output))
     assert status == 0, errors
     assert 'Resumed: %d urls' % len(done_first) in report
-    # Every URL once in the journal, and the output has them all.
-    fetched = dict((line['url'], line['status']) for line in read_json_lines(output)
-                   if line['status'] is not None)
-    assert fetched == site.expected_crawl(origin + '/')
+    assert_one_line_per_finished_url(output, state, site.expected_crawl(origin + '/'))
     # None fetched twice but those in flight at the kill (at most one per worker).
     again = (set(first_requests) & set(server.requests)) - set(['/robots.txt'])
     assert not again & done_first
     assert len(again) <= 4
 
 
+@waits_for_processes
+def test_a_crawl_killed_between_journal_and_output_loses_no_line(serve, tmpdir):
+    site = Site(seed=6, pages=60)
+    server, origin = serve(site)
+    state, output = str(tmpdir.join('state.sqlite')), str(tmpdir.join('out.jsonl'))
+    status, _, errors = yield wait_for(child(['-c', DIE_AFTER_JOURNALING, '10', origin + '/',
+                                              '--state', state, '--output', output]))
+    assert status == -signal.SIGKILL, errors
+    assert len(journal_done_urls(state)) == 10 and len(read_json_lines(output)) == 9
+    status, report, errors = yield wait_for(start_crawl('--state', state, '--resume',
+                                                        '--output', output))
+    assert status == 0, errors
+    assert 'Resumed: 10 urls' in report
+    assert_one_line_per_finished_url(output, state, site.expected_crawl(origin + '/'))
+
+
+@pytest.fixture
+def finished_crawl(io_loop, tmpdir, capsys):
+    """(state, output, the output's lines) of a demo crawl run to its end."""
+    state, output = str(tmpdir.join('state.sqlite')), str(tmpdir.join('out.jsonl'))
+    assert main(['--demo', '--demo-pages', '20', '--no-progress', '--state', state,
+                 '--output', output]) == 0
+    capsys.readouterr()
+    with io.open(output, 'rb') as lines:
+        return state, output, lines.readlines()
+
+
+def test_a_resumed_crawl_mends_its_output(finished_crawl, capsys):
+    state, output, lines = finished_crawl
+    assert len(lines) > 10
+    # A line lost in the middle, and the last one torn in two.
+    with io.open(output, 'wb') as damaged:
+        damaged.write(b''.join(lines[:3] + lines[4:-1]) + lines[-1][:len(lines[-1]) // 2])
+    assert main(['--state', state, '--resume', '--output', output, '--no-progress']) == 0
+    assert 'Finished %d urls' % len(lines) in capsys.readouterr().out
+    with io.open(output, 'rb') as mended:
+        assert sorted(mended.readlines()) == sorted(lines)
+
+
+def test_a_crawl_refused_leaves_the_output_alone(finished_crawl, capsys):
+    state, output, lines = finished_crawl
+    with pytest.raises(SystemExit) as raised:
+        main(['http://127.0.0.1:1/', '--state', state, '--output', output])
+    assert raised.value.code == 2
+    assert 'holds a crawl already' in capsys.readouterr().err
+    with io.open(output, 'rb') as unchanged:
+        assert unchanged.readlines() == lines
+
+
 @pytest.mark.skipif(not hasattr(os, 'openpty'), reason='needs a pseudo-terminal')
+@waits_for_processes
 def test_progress_line_on_a_terminal(serve):
     server, origin = serve(Site(seed=0, pages=40, slow_fraction=0.5, slow_delay=0.05))
     master, slave = os.openpty()
     try:
-        process = subprocess.Popen(
-            [sys.executable, '-m', 'tinytornado.crawler', origin + '/', '--max-tasks', '2'],
-            stdout=subprocess.PIPE, stderr=slave)
+        process = child(['-m', 'tinytornado.crawler', origin + '/', '--max-tasks', '2'],
+                        stderr=slave)
         status, _, _ = yield wait_for(process)
         os.close(slave)
         slave = None
@@ -160,6 +253,7 @@ def test_progress_line_on_a_terminal(serve):
     assert ' done, ' in terminal and ' queued, ' in terminal and 'urls/s' in terminal
 
 
+@waits_for_processes
 def test_no_progress_line_when_not_a_terminal(serve):
     server, origin = serve(Site(seed=0, pages=10))
     status, report, errors = yield wait_for(start_crawl(origin + '/'))
@@ -168,7 +262,9 @@ def test_no_progress_line_when_not_a_terminal(serve):
 
 
 def run_example(name):
-    return subprocess.check_output([sys.executable, os.path.join(EXAMPLES, name)])
+    stdout, stderr = child([os.path.join(EXAMPLES, name)]).communicate()
+    assert not stderr, stderr
+    return stdout
 
 
 def test_the_two_fetch_examples_agree():

@@ -7,8 +7,9 @@ Pure building blocks (no I/O, no event loop) live in their own modules: ``urls``
 
 The crawl itself: ``engine`` (`Crawler`) on ``frontier`` (per-host queues served in turn),
 ``fetch`` (one request), ``politeness`` (robots.txt, failing hosts), ``seen``, ``journal``
-(resuming), ``stats`` (`FetchStatistic`, the report); ``demo`` serves the demo site and
-``__main__`` is the command line.
+(resuming), ``output`` (a JSON line per URL, mended from the journal on resume), ``stats``
+(`FetchStatistic`, the report); ``demo`` serves the demo site and ``__main__`` is the
+command line.
 """
 from __future__ import absolute_import, division, print_function
 

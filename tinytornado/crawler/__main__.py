@@ -3,7 +3,9 @@
 ``--demo`` (the default when no URL is given) serves a generated site on 127.0.0.1 from the
 same loop and crawls it, so the command works on a machine with no network. The text
 report goes to stdout, a progress line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
-still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``.
+still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``,
+after a kill too: the ``--output`` of a resumed crawl is first mended from the journal
+(`output.open_output`), so that it ends with one line per finished URL.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -22,6 +24,7 @@ from tinytornado.ioloop import IOLoop
 from .demo import start_demo_server
 from .demosite import Site
 from .engine import DEFAULT_OPTIONS, Crawler
+from .output import open_output
 from .progress import ProgressLine
 from .stats import url_report_line
 
@@ -117,11 +120,12 @@ def main(argv=None):
         server, port = start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
                                          port=args.demo_port)
         roots = ['http://127.0.0.1:%d/' % port]
-    output = io.open(args.output, 'a' if args.resume else 'w',
-                     encoding='utf-8') if args.output else None
     try:
-        crawler = Crawler(args.roots or roots, output=output, on_statistic=_printer(args),
+        crawler = Crawler(args.roots or roots, on_statistic=_printer(args),
                           **_crawler_options(args))
+        # Opened only once the crawler has accepted its journal: a crawl refused (its
+        # --state holds a crawl, and no --resume) must not empty the output.
+        output = crawler.output = _open_output(args)
     except ValueError as e:
         parser.error(str(e))
     try:
@@ -139,6 +143,15 @@ def main(argv=None):
     if args.summary:
         _write_summary(args.summary, statistics, crawler)
     return EXIT_INTERRUPTED if statistics.interrupted else 0
+
+
+def _open_output(args):
+    if not args.output:
+        return None
+    try:
+        return open_output(args.output, args.state if args.resume else None)
+    except ValueError as e:
+        raise ValueError('%s: %s' % (args.output, e))
 
 
 def _printer(args):

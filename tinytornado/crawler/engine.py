@@ -20,10 +20,7 @@ fetched once; the target must be in scope like any link.
 from __future__ import absolute_import, division, print_function
 
 import collections
-import json
 import sys
-
-import six
 
 from tinytornado import gen
 from tinytornado._compat import raise_exc_info
@@ -36,6 +33,7 @@ from .fetch import Fetcher, describe_exception, retry_after_seconds
 from .frontier import Frontier
 from .journal import Journal
 from .links import content_type_charset, decode_html, extract_links, is_html_content_type
+from .output import statistic_line
 from .politeness import HostHealth, RobotsCache
 from .scope import Scope
 from .seen import new_seen_set
@@ -97,6 +95,14 @@ class Crawler(object):
 
         statistics = IOLoop.current().run_sync(Crawler(['http://example.test/']).crawl)
         print(statistics.report())
+
+    With a journal (`state`) and an `output`, a URL's line is written once the journal
+    has the URL as finished: after a kill, the output may lack the last URL's line and
+    end in a torn line, never the other way round. To resume, open the output with
+    `tinytornado.crawler.output.open_output`, which mends it from the journal; the
+    output then holds exactly one line per finished URL, at every instant after::
+
+        Crawler([], state=state, resume=True, output=open_output(path, state))
 
     Raises:
         ValueError: a root is not an http(s) URL, an option is invalid, or `state`
@@ -361,9 +367,11 @@ class Crawler(object):
         """Journal, count and stream out one finished URL; queue what it led to."""
         if self.journal is not None:
             self.journal.finish(statistic, [_journal_entry(new) for new in new_items])
+        # Journal first, then the line: a kill between the two leaves a line missing,
+        # which a resume makes again from the journal (output.mend_output); the other
+        # order would leave a line that the resume then writes a second time.
         if self.output is not None:
-            self.output.write(six.ensure_text(json.dumps(statistic.to_dict(),
-                                                         sort_keys=True)) + u'\n')
+            self.output.write(statistic_line(statistic.to_dict()))
             self.output.flush()  # a line per finished URL survives a killed process
         self.statistics.add(statistic)
         if self.on_statistic is not None:

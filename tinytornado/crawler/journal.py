@@ -6,6 +6,8 @@ transaction, so whatever instant the process dies at, every URL is either finish
 its links queued, or still queued: `restore` gives back both kinds, and only the second is
 fetched again. SQLite hands each commit to the operating system before returning
 (``synchronous=OFF`` skips the fsync, which only a power cut, not a killed process, needs).
+The journal is the crawl's record: the output's line of a URL is written after the URL is
+journaled, and made again from its statistic here if a kill came between (``output``).
 """
 from __future__ import absolute_import, division, print_function
 
