@@ -316,6 +316,18 @@ def test_connect_timeout(unanswering_origin):
     assert root.status is None and 'Timeout while connecting' in root.exception
 
 
+@pytest.mark.parametrize('obey_robots', [True, False])
+def test_a_request_that_never_went_out_does_not_hold_its_host_back(unanswering_origin,
+                                                                   obey_robots):
+    # A host with a delay waits for its request to go out before the next one; a request
+    # whose connection was never made (robots.txt's, or the root's own) releases it all
+    # the same, so that the retries come.
+    statistics = yield crawl([unanswering_origin + '/'], connect_timeout=0.1, delay=0.05,
+                             max_tries=3, backoff=0.0, obey_robots=obey_robots)
+    root = by_url(statistics)[unanswering_origin + '/']
+    assert root.tries == 3 and 'Timeout while connecting' in root.exception
+
+
 def test_body_size_cap(serve):
     server, origin = serve(Pages({'/': links('/big'), '/big': 'x' * 5000}))
     statistics = yield crawl([origin + '/'], max_body_size=1000)

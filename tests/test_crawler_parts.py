@@ -6,6 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 
+import pytest
 import six
 
 from tinytornado import gen
@@ -77,17 +78,50 @@ def test_frontier_pause_and_host_delay(virtual_clock):
     assert [when for when, _ in taken] == [2.0, 2.5, 3.0]
 
 
-def test_frontier_request_started_moves_the_next_turn(virtual_clock):
+def test_frontier_delay_counts_from_each_sending_of_a_request(virtual_clock):
     frontier = Frontier(delay=1.0)
     for item in items('a', 2):
         frontier.put(item)
     first = yield frontier.get()
-    yield gen.sleep(0.75)
-    frontier.request_started('a')  # a second request (robots.txt) for the same item
+    sending = frontier.request_started('a')  # a second request (robots.txt) for the item
+    yield gen.sleep(0.5)
+    sending.sent()
+    yield gen.sleep(0.25)
+    sending.sent()  # written again: a redirect followed, or a retry
+    sending.ended()  # sent already: changes nothing
     frontier.task_done(first)
     second = yield frontier.get()
     assert (IOLoop.current().time(), second.url) == (1.75, 'a/1')
     frontier.task_done(second)
+
+
+@pytest.mark.parametrize('end', ['sent', 'ended'])
+def test_frontier_holds_a_host_with_a_delay_back_until_its_request_is_sent(virtual_clock, end):
+    """A request slower to go out than the delay (a slow connect) holds the next one back;
+    one that never goes out (its connection failed) counts from when it ended."""
+    frontier = Frontier(delay=1.0)
+    for item in items('a', 2):
+        frontier.put(item)
+    first = yield frontier.get()
+    sending = frontier.request_started('a')
+    frontier.task_done(first)  # a free slot is not what holds the next one back
+    second = frontier.get()
+    yield gen.sleep(1.5)
+    assert not second.done()
+    getattr(sending, end)()
+    sending.ended()
+    second = yield second
+    assert (IOLoop.current().time(), second.url) == (2.5, 'a/1')
+
+
+def test_frontier_without_a_delay_does_not_wait_for_sending(virtual_clock):
+    frontier = Frontier(max_per_host=2)
+    for item in items('a', 2):
+        frontier.put(item)
+    first = yield frontier.get()
+    frontier.request_started('a')
+    second = yield frontier.get()
+    assert (IOLoop.current().time(), second.url) == (0.0, 'a/1')
 
 
 def test_frontier_join_waits_for_items_put_back(virtual_clock):

@@ -530,14 +530,74 @@ def test_head_callback_sees_the_final_head_of_redirects_followed(client, http_se
     assert (response.code, codes) == (301, [200, 301])
 
 
+def trace_connects(client, trace):
+    """Note in `trace` each connection `client` opens, or fails to, as it happens."""
+    connect = client.tcp_client.connect
+
+    def traced(*args, **kwargs):
+        future = connect(*args, **kwargs)
+        future.add_done_callback(lambda future: trace.append(
+            'connect failed' if future.exception() else 'connected'))
+        return future
+    client.tcp_client.connect = traced
+
+
+def noted(trace, step):
+    """`step`, noting the path of each request it answers in `trace` first."""
+    def noting(stream, request):
+        trace.append(request.path)
+        return step(stream, request)
+    return noting
+
+
+def test_sent_callback_fires_as_each_request_is_written_on_an_open_connection(
+        client, servers):
+    trace = []
+    trace_connects(client, trace)
+    ok = noted(trace, reply(response_bytes()))
+    server = servers([noted(trace, reply(response_bytes(b'', 302, ['Location: /b']))), ok])
+    response = yield client.fetch(server.url('/a'), sent_callback=lambda: trace.append('sent'))
+    assert response.effective_url == server.url('/b')
+    yield client.fetch(server.url('/c'), sent_callback=lambda: trace.append('sent'))
+    # A fresh connection, then the redirect's hop and the next fetch on it, pooled.
+    assert trace == ['connected', 'sent', '/a', 'sent', '/b', 'sent', '/c']
+    assert len(server.streams) == 1
+
+
+def test_sent_callback_fires_again_for_a_retry_on_a_new_connection(client, servers):
+    trace = []
+    trace_connects(client, trace)
+    ok = noted(trace, reply(response_bytes()))
+    server = servers([ok, noted(trace, close_without_reply), ok])
+    yield client.fetch(server.url('/'))
+    del trace[:]
+    yield client.fetch(server.url('/again'), sent_callback=lambda: trace.append('sent'))
+    assert trace == ['sent', '/again', 'connected', 'sent', '/again']
+
+
+def test_sent_callback_is_not_called_for_a_request_whose_connection_failed(client):
+    trace = []
+    trace_connects(client, trace)
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))  # bound, not listening: refused (see test_connection_refused)
+    try:
+        response = yield client.fetch('http://127.0.0.1:%d/' % sock.getsockname()[1],
+                                      raise_error=False,
+                                      sent_callback=lambda: trace.append('sent'))
+    finally:
+        sock.close()
+    assert response.code == 599 and response.error.errno == errno.ECONNREFUSED
+    assert trace == ['connect failed']
+
+
 class Enough(Exception):
     pass
 
 
 @pytest.mark.parametrize('callback', ['header_callback', 'head_callback',
-                                      'streaming_callback'])
+                                      'streaming_callback', 'sent_callback'])
 def test_a_callback_that_raises_ends_the_fetch_and_its_connection(client, servers, callback):
-    def refuse(data):
+    def refuse(*data):
         raise Enough(data)  # a head's argument is unhashable: not taken for an errno
     server = servers([reply(response_bytes(b'x' * 10))])
     with pytest.raises(Enough):

@@ -186,6 +186,8 @@ class Exchange(object):
         # read that follows reports why.
         connection.stream.write(connection.protocol.send_request(
             self.method, self.target, self.headers, self.request.body))
+        if self.request.sent_callback is not None:
+            self.request.sent_callback()
 
     def read(self):
         """A Future of the next bytes of the response (StreamClosedError at the end)."""

@@ -59,7 +59,8 @@ class HTTPRequest(object):
     Arguments left as None take the client's defaults (`HTTPRequest._DEFAULTS`, changed
     with ``AsyncHTTPClient.configure(None, defaults={...})``). Beyond Tornado:
     `max_body_size` (default: the client's) limits the body, before and after decoding;
-    `head_callback` sees the response's head as parsed.
+    `head_callback` sees the response's head as parsed; `sent_callback` tells when the
+    request goes out.
     Not supported (fetch raises NotImplementedError): proxies, `body_producer`,
     `expect_100_continue`. `prepare_curl_callback` is ignored, as by Tornado's simple client.
 
@@ -83,6 +84,12 @@ class HTTPRequest(object):
             and the response's own HTTPHeaders) once it is parsed, before the body: what
             header_callback's lines say, without making and parsing them again. Called
             after header_callback; an exception ends the fetch in the same way.
+        sent_callback: ``f()`` each time the request has been written to a connection
+            (its bytes handed to the socket), once that connection is open: the moment
+            the server can see it, which may be well after fetch was called (a slot to
+            wait for, a connection to open). Called again for each redirect followed
+            and for a retry on a new connection; never for a request whose connection
+            could not be made. An exception ends the fetch as above.
         validate_cert, ca_certs, client_cert, client_key, ssl_options: TLS settings;
             `ssl_options` (an SSLContext or a dict) overrides the others.
     """
@@ -101,7 +108,8 @@ class HTTPRequest(object):
                  proxy_auth_mode=None, allow_nonstandard_methods=None, validate_cert=None,
                  ca_certs=None, allow_ipv6=None, client_key=None, client_cert=None,
                  body_producer=None, expect_100_continue=False, decompress_response=None,
-                 ssl_options=None, max_body_size=None, head_callback=None):
+                 ssl_options=None, max_body_size=None, head_callback=None,
+                 sent_callback=None):
         self._headers = headers  # an HTTPHeaders made on first use, if None
         if if_modified_since:
             self.headers['If-Modified-Since'] = format_timestamp(if_modified_since)
@@ -117,7 +125,7 @@ class HTTPRequest(object):
                                     else decompress_response)
         self.network_interface, self.allow_ipv6 = network_interface, allow_ipv6
         self.streaming_callback, self.header_callback = streaming_callback, header_callback
-        self.head_callback = head_callback
+        self.head_callback, self.sent_callback = head_callback, sent_callback
         self.prepare_curl_callback = prepare_curl_callback
         self.proxy_host, self.proxy_port = proxy_host, proxy_port
         self.proxy_username, self.proxy_password = proxy_username, proxy_password

@@ -240,8 +240,8 @@ class Crawler(object):
             if fetched is None and self.obey_robots:
                 fetched = yield self._robots_refusal(item)
             if fetched is None:
-                self.frontier.request_started(item.host)
-                download, response = self.fetcher.start(item.url)
+                download, response = self.fetcher.start(
+                    item.url, sending=self.frontier.request_started(item.host))
                 fetched = download.outcome((yield response))
             statistic = self._settle(item, fetched, started, new_items)
         except gen.CancelledError:

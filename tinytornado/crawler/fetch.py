@@ -128,15 +128,19 @@ class Fetcher(object):
         self.download_non_html = download_non_html
 
     @gen.coroutine
-    def fetch(self, url, follow_redirects=False, download_non_html=None):
+    def fetch(self, url, follow_redirects=False, download_non_html=None, sending=None):
         """A Future of the `Fetched` outcome of a GET of `url`."""
-        download, response = self.start(url, follow_redirects, download_non_html)
+        download, response = self.start(url, follow_redirects, download_non_html, sending)
         raise gen.Return(download.outcome((yield response)))
 
-    def start(self, url, follow_redirects=False, download_non_html=None):
+    def start(self, url, follow_redirects=False, download_non_html=None, sending=None):
         """Send a GET of `url`: its `Download`, and a Future of the client's HTTPResponse
         (every outcome is one, code 599 when there was none); what `fetch` gives is the
         download's `outcome` of that response.
+
+        `sending`, if given (what `Frontier.request_started` returns), is told each time
+        the request is written (``sent()``) and once the response's Future is done
+        (``ended()``).
 
         For a caller that is a coroutine already (the crawl's worker), waiting on the
         client's Future itself saves a coroutine per request. The Download does not keep
@@ -153,12 +157,15 @@ class Fetcher(object):
             # The cap is ours (Content-Length in the head callback, the decoded size as
             # chunks come), so that a body too large is told from a broken response.
             max_body_size=_NO_CLIENT_LIMIT,
-            head_callback=download.on_head, streaming_callback=download.on_chunk)
+            head_callback=download.on_head, streaming_callback=download.on_chunk,
+            sent_callback=None if sending is None else sending.sent)
         try:
             response = self.http_client.fetch(request, raise_error=False)
         except Exception as e:  # refused at once (a closed client): still an outcome
             response = Future()
             response.set_result(HTTPResponse(request, 599, error=e))
+        if sending is not None:
+            response.add_done_callback(lambda _: sending.ended())
         return download, response
 
 

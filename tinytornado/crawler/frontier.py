@@ -4,14 +4,23 @@ A `Frontier` is used like a `queues.Queue` (`put`, `get`, `task_done`, `join`), 
 hands out an item only from a host that may be asked now:
 
 - fewer than `max_per_host` of its items are in flight;
-- `delay` seconds have passed since the last request to it started (the politeness delay,
-  raised per host by robots.txt's Crawl-delay through `set_host_delay`);
+- `delay` seconds have passed since the last request to it was sent (the politeness
+  delay, raised per host by robots.txt's Crawl-delay through `set_host_delay`), and, if
+  it has a delay, no request to it is still on its way out (`request_started`);
 - it is not paused (`pause_host`: Retry-After, backoff after failures).
 
 Hosts that may be asked wait in a ring; `get` takes one item from the host at the head and
 sends that host to the back, so one host with many URLs, or a slow one, cannot take every
 worker while others have work. A host that has items but must wait gets one timer for the
 moment it may be asked again.
+
+The delay counts from when a request is *sent* (written to its connection), because that
+is when the host sees it: a request that must first open a connection goes out later than
+it started, and counting from its start would shorten the next gap by the connect time.
+Since the next request of a host with a delay may only be handed out once the last one's
+sending time is known, a request started and not yet sent holds the host back; one that
+ends unsent (its connection failed) counts as sent when it ends. Handing out an item
+counts as sending too (the item may make no request), so two hand-outs are spaced as well.
 
 Invariant: a host is in the ring at most once, and only if it had pending items and room
 when it was put there; `get` checks again when it reaches it, since a pause may have come
@@ -30,24 +39,47 @@ __all__ = ['Frontier']
 
 class _Host(object):
     """One host's queue and politeness state."""
-    __slots__ = ('key', 'pending', 'active', 'last_start', 'not_before', 'delay', 'timer',
-                 'in_ring')
+    __slots__ = ('key', 'pending', 'active', 'unsent', 'last_sent', 'not_before', 'delay',
+                 'timer', 'in_ring')
 
     def __init__(self, key, delay):
         self.key = key
         self.pending = collections.deque()
         self.active = 0
-        self.last_start = None
+        self.unsent = 0  # requests started and neither sent nor ended
+        self.last_sent = None
         self.not_before = 0.0
         self.delay = delay
         self.timer = None  # (deadline, handle) of the wake-up, if one is set
         self.in_ring = False
 
     def ready_time(self):
-        """The loop time from which the next request may start (ignoring `active`)."""
-        if self.last_start is None:
+        """The loop time from which the next request may start (ignoring `active` and
+        `unsent`)."""
+        if self.last_sent is None:
             return self.not_before
-        return max(self.not_before, self.last_start + self.delay)
+        return max(self.not_before, self.last_sent + self.delay)
+
+
+class _Sending(object):
+    """A request to one host on its way out; made by `Frontier.request_started`."""
+    __slots__ = ('frontier', 'host', 'unsent')
+
+    def __init__(self, frontier, host):
+        self.frontier, self.host = frontier, host
+        self.unsent = True
+        host.unsent += 1
+
+    def sent(self):
+        """The request has been written (again, for a redirect or a retry): the host's
+        delay counts from now. Fit for the HTTP client's `sent_callback`."""
+        self.frontier._count_delay_from_now(self)
+
+    def ended(self):
+        """The request is over, answered or not. If it was never sent, the delay counts
+        from now: the host is neither stalled nor asked again at once."""
+        if self.unsent:
+            self.frontier._count_delay_from_now(self)
 
 
 class Frontier(object):
@@ -55,7 +87,7 @@ class Frontier(object):
 
     Args:
         max_per_host: items of one host in flight at once; None for no limit.
-        delay: seconds between the starts of two requests to one host.
+        delay: seconds between the sending of two requests to one host.
     """
 
     def __init__(self, max_per_host=None, delay=0.0):
@@ -113,21 +145,25 @@ class Frontier(object):
         return self._finished.wait()
 
     def request_started(self, key):
-        """A request to host `key` starts now: the politeness delay counts from here.
+        """A request to host `key` is about to be made; returns an object to tell of it.
 
-        `get` counts from when it hands an item out; a worker that makes other requests
-        first (robots.txt) calls this before each one, so the host sees the delay.
+        Call its ``sent()`` each time the request is written (the HTTP client's
+        `sent_callback`), and its ``ended()`` once it is over, however it ended. Until
+        the first of them, a host with a delay is asked for nothing more; the delay
+        counts from the last ``sent()``, or from ``ended()`` for a request never sent.
+        Every request to the host goes through this, the item's own and any other
+        (robots.txt), so that the host sees the delay between all of them.
         """
-        self._host(key).last_start = self.io_loop.time()
+        return _Sending(self, self._host(key))
 
     def set_host_delay(self, key, delay):
-        """Seconds between the starts of two requests to host `key` from now on."""
+        """Seconds between the sending of two requests to host `key` from now on."""
         host = self._host(key)
         host.delay = delay
         self._reschedule(host)
 
     def host_delay(self, key):
-        """Seconds between the starts of two requests to host `key`."""
+        """Seconds between the sending of two requests to host `key`."""
         return self._host(key).delay
 
     def pause_host(self, key, seconds):
@@ -166,6 +202,8 @@ class Frontier(object):
         return host
 
     def _has_room(self, host):
+        if host.unsent and host.delay:
+            return False  # the next turn counts from a sending still to come
         return self.max_per_host is None or host.active < self.max_per_host
 
     def _schedule(self, host):
@@ -185,6 +223,14 @@ class Frontier(object):
         # A host already in the ring is checked again when `_take` reaches it.
         self._schedule(host)
         self._dispatch()
+
+    def _count_delay_from_now(self, sending):
+        host = sending.host
+        host.last_sent = self.io_loop.time()
+        if sending.unsent:
+            sending.unsent = False
+            host.unsent -= 1
+        self._reschedule(host)
 
     def _wake(self, host):
         host.timer = None
@@ -206,7 +252,7 @@ class Frontier(object):
                 item = host.pending.popleft()
                 self._pending -= 1
                 host.active += 1
-                host.last_start = now
+                host.last_sent = now
                 self._schedule(host)  # to the back of the ring, or a timer
                 return item
             self._schedule(host)

@@ -74,9 +74,9 @@ class RobotsCache(object):
 
     @gen.coroutine
     def _load(self, robots_txt, host):
-        self.frontier.request_started(host)
         fetched = yield self.fetcher.fetch(robots_txt, follow_redirects=True,
-                                           download_non_html=True)
+                                           download_non_html=True,
+                                           sending=self.frontier.request_started(host))
         if fetched.status is None or fetched.status >= 500 or fetched.status == 429:
             raise RobotsUnavailable('robots.txt: %s' % (fetched.exception or
                                                         'HTTP %d' % fetched.status))
