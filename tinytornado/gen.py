@@ -169,14 +169,16 @@ class Runner(object):
             return
         self.running = True
         try:
+            # The hot path of every coroutine: the Future's fields are read directly rather
+            # than through done()/exc_info()/result(), and the Future in hand is kept in a
+            # local; self.future is what the generator waits for once it must wait.
+            future = self.future
             while True:
-                # The hot path of every coroutine: the Future's fields are read directly
-                # rather than through done()/exc_info()/result().
-                future = self.future
                 if future._state is _PENDING:
                     # Wait: add_done_callback(self._wake) without the call. run is called
                     # only once what it waited for is done (or first by _start), so each
                     # Future is waited for once.
+                    self.future = future
                     if future._callbacks is None:
                         future._callbacks = [self._wake]
                     else:
@@ -184,7 +186,6 @@ class Runner(object):
                     if self.must_cancel and future.cancel():
                         self.must_cancel = False  # Its CancelledError will reach the generator.
                     return
-                self.future = None
                 try:
                     if future._exc_info is None and not self.must_cancel:
                         yielded = self.gen.send(future._result)
@@ -201,8 +202,10 @@ class Runner(object):
                     self._finish(None, sys.exc_info())
                     return
                 if yielded.__class__ is Future:
-                    self.future = yielded  # Taken at the top of the loop, without a call.
-                elif not self.handle_yield(yielded):
+                    future = yielded
+                elif self.handle_yield(yielded):
+                    future = self.future
+                else:
                     return
         finally:
             self.running = False
