@@ -560,6 +560,34 @@ def test_cancel_after_the_wait_resolved_delivers_the_outcome_first(vloop):
     assert future.cancelled()
 
 
+def test_cancel_from_inside_the_running_coroutine_comes_at_its_next_wait(vloop):
+    # While the generator runs, what it last waited for is done: cancel() cannot cancel
+    # that, so the CancelledError waits for the next yield that must wait. A yield of a
+    # Future already done still delivers its result first.
+    trace = []
+    own = []
+    ready = Future()
+    ready.set_result('ready')
+
+    @gen.coroutine
+    def coroutine():
+        yield gen.moment
+        trace.append(('cancel accepted', own[0].cancel()))
+        trace.append(('done already', (yield ready)))
+        try:
+            yield gen.sleep(1)
+        except CancelledError:
+            trace.append('cancelled at the wait')
+            raise
+
+    own.append(coroutine())
+    vloop.call_later(5, vloop.stop)
+    vloop.start()
+    assert trace == [('cancel accepted', True), ('done already', 'ready'),
+                     'cancelled at the wait']
+    assert own[0].cancelled()
+
+
 def test_moment_cannot_be_cancelled():
     assert gen.moment.cancel() is False
     assert not gen.moment.done()
