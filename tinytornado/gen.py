@@ -158,9 +158,9 @@ class Runner(object):
         result_future._canceller = self
         if first_yielded.__class__ is Future:
             self.future = first_yielded  # As in run's loop: no handle_yield call.
-            self.run()
-        elif self.handle_yield(first_yielded):
-            self.run()
+        elif not self.handle_yield(first_yielded):
+            return
+        self.run()
 
     def run(self):
         """Resume the generator for as long as what it yields is already done; then wait
