@@ -2,15 +2,45 @@ from __future__ import absolute_import, division, print_function
 
 import io
 import os
+import platform
 import re
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
 
 here = os.path.dirname(os.path.abspath(__file__))
 with io.open(os.path.join(here, 'tinytornado', '__init__.py'), encoding='utf-8') as f:
     version = re.search(r"^version = '([^']+)'", f.read(), re.M).group(1)
 with io.open(os.path.join(here, 'README.rst'), encoding='utf-8') as f:
     long_description = f.read()
+
+class optional_build_ext(build_ext):
+    """Builds gen.coroutine's C wrapper where it can. Without a C compiler the install goes
+    on and gen.py uses its pure-Python wrapper; TINYTORNADO_EXTENSION=1 makes a failed
+    build an error. (2.7's distutils has no Extension(optional=True).)"""
+
+    def run(self):
+        try:
+            build_ext.run(self)
+        except Exception as e:
+            self._skip(e)
+
+    def build_extension(self, ext):
+        try:
+            build_ext.build_extension(self, ext)
+        except Exception as e:
+            self._skip(e)
+
+    def _skip(self, error):
+        if os.environ.get('TINYTORNADO_EXTENSION') == '1':
+            raise error
+        print('tinytornado: the C wrapper was not built (%s); the pure-Python one works '
+              'the same, slower.' % (error,))
+
+
+extensions = []
+if platform.python_implementation() == 'CPython':
+    extensions.append(Extension('tinytornado._speedups', ['tinytornado/_speedups.c']))
 
 setup(
     name='tinytornado',
@@ -19,6 +49,8 @@ setup(
                 'on Python 2.7 and 3.6+',
     long_description=long_description,
     packages=find_packages(include=['tinytornado', 'tinytornado.*']),
+    ext_modules=extensions,
+    cmdclass={'build_ext': optional_build_ext},
     python_requires='>=2.7, !=3.0.*, !=3.1.*, !=3.2.*, !=3.3.*, !=3.4.*, !=3.5.*',
     install_requires=[
         'six>=1.10',

@@ -11,6 +11,8 @@ import logging
 
 import pytest
 
+from tinytornado import gen
+
 # `loops` (tests/loops.py) runs every test that uses io_loop on each kind of loop;
 # `crawler_sites` gives the crawler tests their `serve` fixture.
 pytest_plugins = ['pytester', 'tinytornado.pytest_plugin', 'loops', 'crawler_sites']
@@ -38,3 +40,15 @@ def app_log_records():
     logger.addHandler(handler)
     yield handler.records
     logger.removeHandler(handler)
+
+
+@pytest.fixture(params=['c', 'python'])
+def wrapper_kind(request, monkeypatch):
+    """Runs a test with gen.coroutine's C wrapper and with its pure-Python one, for the
+    coroutines the test decorates."""
+    if request.param == 'python':
+        monkeypatch.setattr(gen, '_speedups', None)
+    elif gen._speedups is None:
+        # test_gen_wrapper.test_c_wrapper_is_built says whether it should have been.
+        pytest.skip('the C wrapper is not built here')
+    return request.param

@@ -12,6 +12,9 @@ from tinytornado._compat import futures
 from tinytornado.concurrent import CancelledError, Future, TimeoutError
 from tinytornado.ioloop import IOLoop
 
+# Each test runs with both of gen.coroutine's wrappers (C and pure Python).
+pytestmark = pytest.mark.usefixtures('wrapper_kind')
+
 
 # Short names: `vloop` runs on `clock`, a virtual one.
 @pytest.fixture

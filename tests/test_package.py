@@ -2,10 +2,12 @@ from __future__ import absolute_import, division, print_function
 
 import io
 import os
+import platform
 
 import pytest
 
 import tinytornado
+from tinytornado import gen
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(tinytornado.__file__))
 
@@ -25,3 +27,13 @@ def test_every_module_compiles_on_this_interpreter(path):
     with io.open(path, 'rb') as source_file:
         source = source_file.read()
     compile(source, path, 'exec')
+
+
+def test_the_c_wrapper_is_built():
+    if platform.python_implementation() != 'CPython':
+        pytest.skip('the C wrapper is for CPython')
+    if os.environ.get('TINYTORNADO_EXTENSION') == '0':
+        pytest.skip('TINYTORNADO_EXTENSION=0 turns the C wrapper off')
+    # setup.py builds it where there is a C compiler, as on our machines; a build that
+    # failed unseen would make the C half of the wrapper tests skip and its speed go.
+    assert gen._speedups is not None, 'tinytornado._speedups did not build or import'

@@ -9,7 +9,11 @@ Future (or a list or dict of them, or `moment`), and returns a value by raising
 `coroutine` calls the function and runs the generator to its first `yield` at once, in
 the caller's stack. A generator that finishes before waiting (or a function that is not a
 generator at all) gives an already-resolved Future and no `Runner` is made: the fast path
-for the common "answer from cache" case.
+for the common "answer from cache" case. That call and first step are the wrapper's whole
+job, done in C by ``_speedups.CoroutineFunction`` where setup.py could build it (about a
+quarter of an immediate return's cost goes) and otherwise by `_python_wrapper`; both
+behave alike (test_gen.py and test_gen_wrapper.py run each test with both), and
+TINYTORNADO_EXTENSION=0 in the environment turns the C one off.
 
 Otherwise a `Runner` takes the generator and the first yielded Future. `Runner.run` is a
 loop, not a recursion: while the yielded Future is already done it sends the result back
@@ -32,6 +36,7 @@ from __future__ import absolute_import, division, print_function
 import collections
 import datetime
 import functools
+import os
 import sys
 import types
 
@@ -92,39 +97,42 @@ def coroutine(func):
 
     The call returns a Future of the generator's return value (or exception).
     """
-    @functools.wraps(func)
+    if _speedups is not None:
+        wrapper = _speedups.CoroutineFunction(func)
+    else:
+        wrapper = _python_wrapper(func)
+    functools.update_wrapper(wrapper, func)
+    wrapper.__wrapped__ = func
+    wrapper.__tinytornado_coroutine__ = True
+    return wrapper
+
+
+def _python_wrapper(func):
+    # _speedups.CoroutineFunction does the same in C; keep the two in step.
     def wrapper(*args, **kwargs):
-        future = Future()
         try:
             # func(*args, **kwargs) copies kwargs into a new dict on every call, even empty.
             result = func(*args, **kwargs) if kwargs else func(*args)
             if type(result) is _GeneratorType:  # No subclass can exist; type() is fast.
-                yielded = next(result)
-                # Stored though they equal Future's class defaults: CPython 3.11 reads an
-                # instance's own attribute in one specialised step but a class default
-                # through a generic lookup, and these are read at every wait on this
-                # Future and at its resolution.
-                future._state = _PENDING
-                future._callbacks = None
-                future._exc_info = None
-                Runner()._start(result, future, yielded)  # See Runner's docstring.
-                return future
+                return _start_runner(result, next(result))
         except Return as e:
             args = e.args  # e.value, without a Python call; args is read once, as it is slow.
             result = args[0] if args else None
         except StopIteration as e:
             result = value_from_stop_iteration(e)
         except Exception:
+            future = Future()
             future.set_exc_info(sys.exc_info())
             return future
         # Nobody can have added a callback yet: resolve without set_result's bookkeeping.
+        future = Future()
         future._result = result
         future._state = _FINISHED
-        future._exc_info = None  # Its own, as above.
+        # Stored though it equals Future's class default: CPython 3.11 reads an instance's
+        # own attribute in one specialised step but a class default through a generic
+        # lookup, and it is read at every wait on this Future.
+        future._exc_info = None
         return future
-
-    wrapper.__wrapped__ = func
-    wrapper.__tinytornado_coroutine__ = True
     return wrapper
 
 
@@ -136,31 +144,12 @@ def is_coroutine_function(func):
 class Runner(object):
     """Drives one generator coroutine, resolving `result_future` when it ends.
 
-    Made as ``Runner()._start(gen, result_future, first_yielded)`` (Tornado's constructor
-    takes those three): CPython 3.11 makes an object of a class without ``__init__`` and
-    then calls a method for about 500 instructions less than it runs an ``__init__``.
+    Made by `_start_runner(gen, first_yielded)` (Tornado's constructor takes the generator,
+    the result Future and the first yielded): one Python call sets the Runner up, where
+    CPython 3.11 would run an ``__init__`` through a generic call.
     """
     __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'must_cancel',
                  'return_depth')
-
-    def _start(self, gen, result_future, first_yielded):
-        self.gen = gen  # None once the generator has ended.
-        self.result_future = result_future
-        self.future = None
-        # IOLoop.current() without its call when this thread has a loop.
-        self.io_loop = getattr(_thread_state, 'instance', None) or _current_loop()
-        self.running = False
-        self.must_cancel = False
-        # How many returning coroutines' stacks this one runs in: 0 when the loop runs it.
-        self.return_depth = 0
-        # set_canceller(self), without the call; the Runner is callable (see __call__), so
-        # no bound method is made per coroutine.
-        result_future._canceller = self
-        if first_yielded.__class__ is Future:
-            self.future = first_yielded  # As in run's loop: no handle_yield call.
-        elif not self.handle_yield(first_yielded):
-            return
-        self.run()
 
     def run(self):
         """Resume the generator for as long as what it yields is already done; then wait
@@ -176,7 +165,7 @@ class Runner(object):
             while True:
                 if future._state is _PENDING:
                     # Wait: add_done_callback(self._wake) without the call. run is called
-                    # only once what it waited for is done (or first by _start), so each
+                    # only once what it waited for is done (or first by _start_runner), so each
                     # Future is waited for once.
                     self.future = future
                     if future._callbacks is None:
@@ -285,6 +274,36 @@ class Runner(object):
             future._result = value
             future._state = _FINISHED
             future._run_callbacks()
+
+
+def _start_runner(gen, yielded):
+    """The Future of a coroutine whose generator `gen` yielded `yielded` first, with the
+    Runner that drives it on (both wrappers call this)."""
+    future = Future()
+    # Stored though they equal the class defaults, as in _python_wrapper; these are also
+    # read at its resolution.
+    future._state = _PENDING
+    future._callbacks = None
+    future._exc_info = None
+    runner = Runner()
+    runner.gen = gen  # None once the generator has ended.
+    runner.result_future = future
+    runner.future = None
+    # IOLoop.current() without its call when this thread has a loop.
+    runner.io_loop = getattr(_thread_state, 'instance', None) or _current_loop()
+    runner.running = False
+    runner.must_cancel = False
+    # How many returning coroutines' stacks this one runs in: 0 when the loop runs it.
+    runner.return_depth = 0
+    # set_canceller(runner), without the call; the Runner is callable (see __call__), so
+    # no bound method is made per coroutine.
+    future._canceller = runner
+    if yielded.__class__ is Future:
+        runner.future = yielded  # As in run's loop: no handle_yield call.
+    elif not runner.handle_yield(yielded):
+        return future
+    runner.run()
+    return future
 
 
 _MAX_RETURN_DEPTH = 50
@@ -553,3 +572,25 @@ class WaitIterator(object):
         chain_future(done, self._running_future)
         self.current_future = done
         self.current_index = self._unfinished.pop(done)
+
+
+def _load_speedups():
+    """The C wrapper's module, configured; None when it is not built (or not wanted).
+
+    TINYTORNADO_EXTENSION=0 turns it off (the tests run both ways); =1 makes a missing
+    build an error, as TORNADO_EXTENSION does for Tornado's.
+    """
+    wanted = os.environ.get('TINYTORNADO_EXTENSION')
+    if wanted == '0':
+        return None
+    try:
+        from tinytornado import _speedups as module
+    except ImportError:
+        if wanted == '1':
+            raise
+        return None
+    module.configure(Future, Return, _FINISHED, _start_runner)
+    return module
+
+
+_speedups = _load_speedups()
