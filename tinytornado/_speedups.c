@@ -142,7 +142,12 @@ coroutine_future(PyObject *result)
     }
     yielded = Py_TYPE(result)->tp_iternext(result);
     if (yielded != NULL) {
+#if PY_VERSION_HEX >= 0x03090000
+        PyObject *start_args[2] = {result, yielded};
+        future = PyObject_Vectorcall(start_runner, start_args, 2, NULL);
+#else
         future = PyObject_CallFunctionObjArgs(start_runner, result, yielded, NULL);
+#endif
         Py_DECREF(yielded);
         Py_DECREF(result);
         if (future == NULL)

@@ -165,8 +165,8 @@ class Runner(object):
             while True:
                 if future._state is _PENDING:
                     # Wait: add_done_callback(self._wake) without the call. run is called
-                    # only once what it waited for is done (or first by _start_runner), so each
-                    # Future is waited for once.
+                    # only once what it waited for is done (or first by _start_runner), so
+                    # each Future is waited for once.
                     self.future = future
                     if future._callbacks is None:
                         future._callbacks = [self._wake]
@@ -182,20 +182,36 @@ class Runner(object):
                         yielded = self._deliver(future)
                 except Return as e:
                     args = e.args  # As in the wrapper.
-                    self._finish(args[0] if args else None)
-                    return
+                    value = args[0] if args else None
                 except StopIteration as e:
-                    self._finish(value_from_stop_iteration(e))
-                    return
+                    value = value_from_stop_iteration(e)
                 except Exception:
-                    self._finish(None, sys.exc_info())
+                    self._fail(sys.exc_info())
                     return
-                if yielded.__class__ is Future:
-                    future = yielded
-                elif self.handle_yield(yielded):
-                    future = self.future
                 else:
+                    if yielded.__class__ is Future:
+                        future = yielded
+                        continue
+                    if yielded is moment:
+                        # handle_yield's first case without its call: every switch of a
+                        # coroutine that gives up the loop pass comes here.
+                        self.future = _resolved
+                        self.io_loop.add_callback(self.run)
+                    elif self.handle_yield(yielded):
+                        future = self.future
+                        continue
                     return
+                # It returned: resolve its Future, here rather than in a method, as every
+                # coroutine that waited once ends this way.
+                self.gen = None
+                result_future = self.result_future
+                result_future._return_depth = self.return_depth  # See _fail.
+                if result_future._state is _PENDING:  # Not resolved from outside meanwhile.
+                    # set_result(value) without its checks, which the test above made.
+                    result_future._result = value
+                    result_future._state = _FINISHED
+                    result_future._run_callbacks()
+                return
         finally:
             self.running = False
 
@@ -257,7 +273,8 @@ class Runner(object):
         else:
             self.io_loop.add_callback(self.run)
 
-    def _finish(self, value, exc_info=None):
+    def _fail(self, exc_info):
+        """The generator raised: fail its Future with `exc_info`."""
         self.gen = None
         future = self.result_future
         # Only a Runner woken by this resolution, of exactly this Future, resumes in the
@@ -267,13 +284,7 @@ class Runner(object):
         # recursion of coroutines cannot overflow the stack: past it, parents resume
         # through the loop.
         future._return_depth = self.return_depth
-        if exc_info is not None:
-            future_set_exc_info(future, exc_info)
-        elif future._state is _PENDING:  # Not resolved from outside meanwhile.
-            # set_result(value) without its checks, which the test above made.
-            future._result = value
-            future._state = _FINISHED
-            future._run_callbacks()
+        future_set_exc_info(future, exc_info)
 
 
 def _start_runner(gen, yielded):
@@ -298,8 +309,13 @@ def _start_runner(gen, yielded):
     # set_canceller(runner), without the call; the Runner is callable (see __call__), so
     # no bound method is made per coroutine.
     future._canceller = runner
+    # What it yielded is taken as run's loop takes it: a Future or moment without a call.
     if yielded.__class__ is Future:
-        runner.future = yielded  # As in run's loop: no handle_yield call.
+        runner.future = yielded
+    elif yielded is moment:
+        runner.future = _resolved
+        runner.io_loop.add_callback(runner.run)
+        return future
     elif not runner.handle_yield(yielded):
         return future
     runner.run()
