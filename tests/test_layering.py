@@ -20,7 +20,8 @@ LAYERS = {
     'concurrent': ['_compat'],
     '_poller': ['_compat'],
     'ioloop': ['concurrent', '_timerqueue', '_poller'],
-    'gen': ['ioloop'],
+    '_speedups': [],  # C: gen.coroutine's wrapper, which gen configures.
+    'gen': ['ioloop', '_speedups'],
     '_waiters': ['gen'],
     'locks': ['_waiters'],
     'queues': ['_waiters', 'locks'],
@@ -75,7 +76,7 @@ def package_modules():
 
 def is_submodule(name):
     path = os.path.join(PACKAGE_DIR, name)
-    return os.path.isdir(path) or os.path.exists(path + '.py')
+    return os.path.isdir(path) or os.path.exists(path + '.py') or os.path.exists(path + '.c')
 
 
 def internal_imports(module, path):

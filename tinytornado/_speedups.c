@@ -1,4 +1,4 @@
-/* Optional C speedup for gen.coroutine's wrapper (see gen.py, "The C wrapper").
+/* Optional C speedup for gen.coroutine's wrapper (gen.py's docstring tells where it fits).
  *
  * A call of a coroutine function mostly ends at once: the generator raises Return, or it
  * yields a Future. Here the call, the first next() and the catch of Return run without a

@@ -85,7 +85,7 @@ class Future(object):
     _tb_logger = None
     _canceller = None
     # Set by gen's Runner when a coroutine's return resolves this Future: the waiting
-    # parent may then resume in the same stack (see gen.Runner._wake).
+    # parent may then resume in the same stack (see gen.Runner.run).
     _return_depth = None
 
     def __repr__(self):

@@ -151,10 +151,24 @@ class Runner(object):
     __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'must_cancel',
                  'return_depth')
 
-    def run(self):
+    def run(self, done=None):
         """Resume the generator for as long as what it yields is already done; then wait
-        for the first Future that is not."""
-        if self.running or self.gen is None:
+        for the first Future that is not.
+
+        The loop calls it with no argument; the Future it waits for calls it back with
+        itself as `done`. When that Future is a coroutine's that is returning, in this very
+        stack, the generator resumes here, as after a function call, rather than a loop
+        pass later (see _fail for the bound on that nesting); any other is run a pass later.
+        """
+        if done is not None:
+            depth = done._return_depth
+            if depth is None or depth >= _MAX_RETURN_DEPTH:
+                self.io_loop.add_callback(self.run)
+                return
+            if self.running or self.gen is None:
+                return
+            self.return_depth = depth + 1  # How many returning stacks this one runs in.
+        elif self.running or self.gen is None:
             return
         self.running = True
         try:
@@ -164,14 +178,14 @@ class Runner(object):
             future = self.future
             while True:
                 if future._state is _PENDING:
-                    # Wait: add_done_callback(self._wake) without the call. run is called
-                    # only once what it waited for is done (or first by _start_runner), so
+                    # Wait: add_done_callback(self.run) without the call. run goes on
+                    # only once what it waited for is done (or first from _start_runner), so
                     # each Future is waited for once.
                     self.future = future
                     if future._callbacks is None:
-                        future._callbacks = [self._wake]
+                        future._callbacks = [self.run]
                     else:
-                        future._callbacks.append(self._wake)
+                        future._callbacks.append(self.run)
                     if self.must_cancel and future.cancel():
                         self.must_cancel = False  # Its CancelledError will reach the generator.
                     return
@@ -214,6 +228,7 @@ class Runner(object):
                 return
         finally:
             self.running = False
+            self.return_depth = 0  # The loop runs it next, or the next returning stack.
 
     def _deliver(self, future):
         """Resume the generator with `future`'s failure, or with CancelledError in place
@@ -260,25 +275,12 @@ class Runner(object):
 
     __call__ = cancel  # The result Future's canceller.
 
-    def _wake(self, future):
-        depth = future._return_depth
-        if depth is not None and depth < _MAX_RETURN_DEPTH:
-            # The coroutine we waited for is returning, in this very stack: resume here,
-            # as after a function call, rather than a loop pass later.
-            self.return_depth = depth + 1
-            try:
-                self.run()
-            finally:
-                self.return_depth = 0
-        else:
-            self.io_loop.add_callback(self.run)
-
     def _fail(self, exc_info):
         """The generator raised: fail its Future with `exc_info`."""
         self.gen = None
         future = self.result_future
         # Only a Runner woken by this resolution, of exactly this Future, resumes in the
-        # same stack (see `_wake`). Any other Future resolved meanwhile (by a queue, a
+        # same stack (see `run`). Any other Future resolved meanwhile (by a queue, a
         # lock, a stream) wakes its waiter through the loop, so no coroutine ever runs
         # inside another's put() or release(). The depth bounds the nesting, so a deep
         # recursion of coroutines cannot overflow the stack: past it, parents resume
@@ -304,8 +306,7 @@ def _start_runner(gen, yielded):
     runner.io_loop = getattr(_thread_state, 'instance', None) or _current_loop()
     runner.running = False
     runner.must_cancel = False
-    # How many returning coroutines' stacks this one runs in: 0 when the loop runs it.
-    runner.return_depth = 0
+    runner.return_depth = 0  # See run.
     # set_canceller(runner), without the call; the Runner is callable (see __call__), so
     # no bound method is made per coroutine.
     future._canceller = runner
