@@ -7,10 +7,12 @@ request the crawl makes and can interrupt or kill it at a chosen point.
 """
 from __future__ import absolute_import, division, print_function
 
+import errno
 import io
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -231,6 +233,24 @@ def test_a_crawl_refused_leaves_the_output_alone(finished_crawl, capsys):
     assert 'holds a crawl already' in capsys.readouterr().err
     with io.open(output, 'rb') as unchanged:
         assert unchanged.readlines() == lines
+
+
+def test_a_refused_demo_crawl_closes_its_demo_server(finished_crawl, capsys):
+    state, output, _ = finished_crawl
+    probe = socket.socket()
+    probe.bind(('127.0.0.1', 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    with pytest.raises(SystemExit):
+        main(['--demo', '--demo-port', str(port), '--state', state, '--output', output])
+    assert 'holds a crawl already' in capsys.readouterr().err
+    client = socket.socket()
+    try:
+        with pytest.raises(socket.error) as refused:
+            client.connect(('127.0.0.1', port))
+        assert refused.value.errno == errno.ECONNREFUSED
+    finally:
+        client.close()
 
 
 @pytest.mark.skipif(not hasattr(os, 'openpty'), reason='needs a pseudo-terminal')

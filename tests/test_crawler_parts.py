@@ -160,17 +160,32 @@ def test_frontier_remove_pending(virtual_clock):
     frontier.close()
 
 
+def timer_deadlines(io_loop):
+    return [deadline for deadline, _ in io_loop.pending_work()[0]]
+
+
 def test_frontier_close_removes_its_timers(virtual_clock, io_loop):
     frontier = Frontier(delay=10.0)
     for item in items('a', 2):
         frontier.put(item)
     item = yield frontier.get()
     frontier.task_done(item)
-    def deadlines():
-        return [deadline for deadline, _ in io_loop.pending_work()[0]]
-    assert 10.0 in deadlines()  # the wake-up for a/1
+    assert 10.0 in timer_deadlines(io_loop)  # the wake-up for a/1
     frontier.close()
-    assert 10.0 not in deadlines()
+    assert 10.0 not in timer_deadlines(io_loop)
+
+
+def test_a_closed_frontier_sets_no_timer(virtual_clock, io_loop):
+    frontier = Frontier(delay=10.0)
+    for item in items('a', 2):
+        frontier.put(item)
+    item = yield frontier.get()
+    sending = frontier.request_started('a')
+    frontier.close()
+    # The crawl is over, and this request ends after it, never sent.
+    sending.ended()
+    frontier.task_done(item)
+    assert 10.0 not in timer_deadlines(io_loop)  # no wake-up for a/1
 
 
 # -- the seen set -----------------------------------------------------------------------------

@@ -127,6 +127,8 @@ def main(argv=None):
         # --state holds a crawl, and no --resume) must not empty the output.
         output = crawler.output = _open_output(args)
     except ValueError as e:
+        if server is not None:
+            IOLoop.current().run_sync(server.close)  # parser.error exits, in tests too.
         parser.error(str(e))
     try:
         statistics = _run(crawler, server, not args.no_progress and sys.stderr.isatty())

@@ -101,6 +101,7 @@ class Frontier(object):
         self._pending = 0
         self._finished = Event()
         self._finished.set()
+        self._closed = False
 
     def qsize(self):
         """The number of items waiting (not counting those handed out)."""
@@ -191,7 +192,10 @@ class Frontier(object):
                 yield item
 
     def close(self):
-        """Remove the wake-up timers; waiting getters are left to be cancelled."""
+        """Remove the wake-up timers and set no more (a request may end after its crawl
+        did: its ``ended()`` must not leave a timer behind); waiting getters are left to
+        be cancelled."""
+        self._closed = True
         for host in self._hosts.values():
             self._clear_timer(host)
 
@@ -208,7 +212,7 @@ class Frontier(object):
 
     def _schedule(self, host):
         """Put `host` in the ring if it may be asked now, else set its wake-up timer."""
-        if host.in_ring or not host.pending or not self._has_room(host):
+        if self._closed or host.in_ring or not host.pending or not self._has_room(host):
             return
         when = host.ready_time()
         if when <= self.io_loop.time():
