@@ -31,11 +31,15 @@ class optional_build_ext(build_ext):
         except Exception as e:
             self._skip(e)
 
+    reported = False
+
     def _skip(self, error):
         if os.environ.get('TINYTORNADO_EXTENSION') == '1':
             raise error
-        print('tinytornado: the C wrapper was not built (%s); the pure-Python one works '
-              'the same, slower.' % (error,))
+        if not self.reported:  # A failed compile also fails the copy that follows it.
+            self.reported = True
+            print('tinytornado: the C wrapper was not built (%s); the pure-Python one '
+                  'works the same, slower.' % (error,))
 
 
 extensions = []
