@@ -49,6 +49,6 @@ def wrapper_kind(request, monkeypatch):
     if request.param == 'python':
         monkeypatch.setattr(gen, '_speedups', None)
     elif gen._speedups is None:
-        # test_gen_wrapper.test_c_wrapper_is_built says whether it should have been.
+        # test_package.test_the_c_wrapper_is_built says whether it should have been.
         pytest.skip('the C wrapper is not built here')
     return request.param

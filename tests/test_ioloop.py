@@ -448,6 +448,22 @@ def test_periodic_callback_logs_errors_and_continues(vloop, app_log_records):
     assert len(runs) == 3 and len(app_log_records) == 3
 
 
+def test_periodic_callback_logs_the_failure_of_a_future_it_returns(vloop, app_log_records):
+    returned = []  # Kept: a failed Future collected unretrieved would log by itself.
+
+    def tick():
+        periodic.stop()
+        vloop.stop()
+        returned.append(Future())
+        returned[0].set_exception(ValueError('tick failed later'))
+        return returned[0]
+    periodic = PeriodicCallback(tick, 10)
+    periodic.start()
+    vloop.start()
+    assert ['tick failed later' in record.getMessage() + str(record.exc_info)
+            for record in app_log_records] == [True]
+
+
 def test_closed_loop_cannot_start():
     io_loop = IOLoop(make_current=False)
     io_loop.close()

@@ -501,9 +501,7 @@ class PeriodicCallback(object):
         if not self._running:
             return
         try:
-            result = self.callback()
-            if is_future(result):
-                future_add_done_callback(result, _log_failure)
+            _watch_returned(self.callback())
         except Exception:
             app_log.error('Exception in PeriodicCallback %r', self.callback, exc_info=True)
         finally:
