@@ -8,7 +8,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
+#include <stddef.h>  /* offsetof */
 
 #ifndef Py_XSETREF  /* 2.7 */
 #define Py_XSETREF(target, value) \
@@ -296,12 +296,6 @@ static PyGetSetDef cf_getset[] = {
     {NULL}
 };
 
-static PyMemberDef cf_members[] = {
-    {"__func__", T_OBJECT, offsetof(CoroutineFunction, func), READONLY,
-     "the decorated function"},
-    {NULL}
-};
-
 static PyMethodDef cf_methods[] = {
     {"__reduce__", (PyCFunction)cf_reduce, METH_NOARGS, NULL},
     {NULL}
@@ -369,7 +363,6 @@ ready_type(void)
     CoroutineFunctionType.tp_descr_get = cf_descr_get;
     CoroutineFunctionType.tp_repr = (reprfunc)cf_repr;
     CoroutineFunctionType.tp_getset = cf_getset;
-    CoroutineFunctionType.tp_members = cf_members;
     CoroutineFunctionType.tp_methods = cf_methods;
     CoroutineFunctionType.tp_dictoffset = offsetof(CoroutineFunction, dict);
     CoroutineFunctionType.tp_weaklistoffset = offsetof(CoroutineFunction, weakreflist);
