@@ -19,11 +19,6 @@ from tinytornado.concurrent import Future
 pytestmark = pytest.mark.usefixtures('wrapper_kind')
 
 
-@pytest.fixture
-def vloop(io_loop):
-    return io_loop
-
-
 @gen.coroutine
 def module_level(x, y=2):
     """Its docstring."""
@@ -53,7 +48,7 @@ def test_it_looks_like_the_function_it_decorates(wrapper_kind):
         assert type(adder).__name__ == 'CoroutineFunction'
 
 
-def test_it_binds_as_a_method_classmethod_and_staticmethod(vloop):
+def test_it_binds_as_a_method_classmethod_and_staticmethod(io_loop):
     class Counter(object):
         total = 10
 
@@ -77,18 +72,18 @@ def test_it_binds_as_a_method_classmethod_and_staticmethod(vloop):
             raise gen.Return(2 * n)
 
     counter = Counter()
-    assert vloop.run_sync(lambda: counter.add(3)) == 3
-    assert vloop.run_sync(lambda: Counter.add(counter, 4)) == 7
+    assert io_loop.run_sync(lambda: counter.add(3)) == 3
+    assert io_loop.run_sync(lambda: Counter.add(counter, 4)) == 7
     bound = counter.add
     assert bound.__self__ is counter
-    assert vloop.run_sync(lambda: bound(n=1)) == 8
+    assert io_loop.run_sync(lambda: bound(n=1)) == 8
     assert Counter.class_total(5).result() == 15
     assert counter.class_total(1).result() == 11
     assert Counter.double(4).result() == 8
     assert counter.double(5).result() == 10
 
 
-def test_each_way_of_ending_gives_its_value(vloop):
+def test_each_way_of_ending_gives_its_value(io_loop):
     @gen.coroutine
     def plain(x):
         return x
@@ -218,7 +213,7 @@ class _Token(object):
     """An argument or result whose lifetime is watched."""
 
 
-def test_calls_keep_no_reference_to_arguments_results_or_futures(vloop):
+def test_calls_keep_no_reference_to_arguments_results_or_futures(io_loop):
     @gen.coroutine
     def returns(token):
         raise gen.Return(token)
@@ -255,7 +250,7 @@ def test_calls_keep_no_reference_to_arguments_results_or_futures(vloop):
         with pytest.raises(ValueError):
             call_and_watch(fails).result()
         future = call_and_watch(waits)
-        vloop.run_sync(functools.partial(gen.maybe_future, future))
+        io_loop.run_sync(functools.partial(gen.maybe_future, future))
         with pytest.raises(TypeError):
             call_and_watch(bad_call, 'extra').result()
         assert isinstance(call_and_watch(bad_call).result(), _Token)
