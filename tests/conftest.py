@@ -45,10 +45,10 @@ def app_log_records():
 @pytest.fixture(params=['c', 'python'])
 def wrapper_kind(request, monkeypatch):
     """Runs a test with gen.coroutine's C wrapper and with its pure-Python one, for the
-    coroutines the test decorates."""
+    coroutines the test decorates; each starts its own kind of Runner (C or Python)."""
     if request.param == 'python':
         monkeypatch.setattr(gen, '_speedups', None)
     elif gen._speedups is None:
-        # test_package.test_the_c_wrapper_is_built says whether it should have been.
-        pytest.skip('the C wrapper is not built here')
+        # test_package.test_the_c_speedups_are_built says whether they should have been.
+        pytest.skip('the C speedups are not built here')
     return request.param

@@ -29,11 +29,12 @@ def test_every_module_compiles_on_this_interpreter(path):
     compile(source, path, 'exec')
 
 
-def test_the_c_wrapper_is_built():
+def test_the_c_speedups_are_built():
     if platform.python_implementation() != 'CPython':
-        pytest.skip('the C wrapper is for CPython')
+        pytest.skip('the C speedups are for CPython')
     if os.environ.get('TINYTORNADO_EXTENSION') == '0':
-        pytest.skip('TINYTORNADO_EXTENSION=0 turns the C wrapper off')
-    # setup.py builds it where there is a C compiler, as on our machines; a build that
-    # failed unseen would make the C half of the wrapper tests skip and its speed go.
+        pytest.skip('TINYTORNADO_EXTENSION=0 turns the C speedups off')
+    # setup.py builds them where there is a C compiler, as on our machines; a build that
+    # failed unseen would make the C half of the wrapper and Runner tests skip and their
+    # speed go.
     assert gen._speedups is not None, 'tinytornado._speedups did not build or import'

@@ -1,27 +1,60 @@
-/* Optional C speedup for gen.coroutine's wrapper (gen.py's docstring tells where it fits).
+/* Optional C speedups for gen.py's coroutines (gen.py's docstring tells where they fit).
  *
- * A call of a coroutine function mostly ends at once: the generator raises Return, or it
- * yields a Future. Here the call, the first next() and the catch of Return run without a
- * Python frame of their own; everything past the first yield (the Runner) stays in
- * Python, in gen.py. Behaviour is that of gen.py's pure-Python wrapper, which is used
- * when this module is not built or TINYTORNADO_EXTENSION=0.
+ * Two pieces, each the twin of pure-Python code in gen.py that runs when this module is
+ * not built or TINYTORNADO_EXTENSION=0, with the same behaviour (the tests run both):
+ *
+ * - CoroutineFunction, gen.coroutine's wrapper (gen._python_wrapper): the call, the first
+ *   next() and the catch of Return run without a Python frame of their own.
+ * - RunnerCore, the base of the Runner it starts (gen._PythonRunner and _start_runner):
+ *   its fields and `run`, the loop that sends each result into the generator and waits
+ *   for what it yields. Only the common cases are here: a yielded Future or moment, a
+ *   success sent in, a return or a failure out. The rest (cancellation, other yieldables,
+ *   failing the coroutine's Future) calls gen.Runner's Python methods.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>  /* offsetof */
+#include <structmember.h>
 
 #ifndef Py_XSETREF  /* 2.7 */
 #define Py_XSETREF(target, value) \
     do { PyObject *_old = (PyObject *)(target); (target) = (value); Py_XDECREF(_old); } while (0)
 #endif
 
+#if PY_MAJOR_VERSION >= 3
+#define int_from_ssize_t PyLong_FromSsize_t
+#else
+#define int_from_ssize_t PyInt_FromSsize_t  /* What Python code makes of `depth + 1`. */
+#endif
+
 /* What gen.py hands over once, through configure(). */
 static PyObject *future_class;    /* concurrent.Future */
 static PyObject *return_class;    /* gen.Return */
+static PyObject *pending_state;   /* concurrent._PENDING */
 static PyObject *finished_state;  /* concurrent._FINISHED */
-static PyObject *start_runner;    /* gen._start_runner(gen, first_yielded) -> Future */
+static PyObject *moment;          /* gen.moment */
+static PyObject *resolved;        /* gen._resolved: what a Runner "waits" on after moment */
+static PyObject *thread_state;    /* ioloop._thread_state */
+static PyObject *current_loop;    /* IOLoop.current */
+static PyTypeObject *runner_class;  /* gen's subclass of RunnerCore and gen.Runner */
+static Py_ssize_t max_return_depth;  /* gen._MAX_RETURN_DEPTH */
 
-static PyObject *str_result, *str_state, *str_exc_info, *str_set_exc_info, *str_value;
+static PyObject *str_result, *str_state, *str_exc_info, *str_set_exc_info, *str_value,
+    *str_callbacks, *str_canceller, *str_return_depth, *str_run, *str_add_callback,
+    *str_cancel, *str_append, *str_deliver, *str_handle_yield, *str_fail,
+    *str_run_callbacks, *str_instance, *str_send;
+
+/* obj.name() or obj.name(arg) when arg is not NULL. */
+static PyObject *
+call_method(PyObject *obj, PyObject *name, PyObject *arg)
+{
+#if PY_VERSION_HEX >= 0x03090000
+    PyObject *args[2] = {obj, arg};
+    return PyObject_VectorcallMethod(name, args, arg == NULL ? 1 : 2, NULL);
+#else
+    return PyObject_CallMethodObjArgs(obj, name, arg, NULL);
+#endif
+}
 
 typedef struct {
     PyObject_HEAD
@@ -50,81 +83,528 @@ resolved_future(PyObject *value)
     return future;
 }
 
+/* If the error set now is Return or StopIteration (the generator returned): clear it, set
+ * *value to the returned value (a new reference) and give 1. Otherwise give 0 and leave
+ * the error set. */
+static int
+fetch_return_value(PyObject **value)
+{
+    PyObject *type, *exc, *tb, *args;
+    int is_return = PyErr_ExceptionMatches(return_class);
+
+    if (!is_return && !PyErr_ExceptionMatches(PyExc_StopIteration))
+        return 0;
+    PyErr_Fetch(&type, &exc, &tb);
+    PyErr_NormalizeException(&type, &exc, &tb);
+    *value = NULL;
+    if (!is_return) {
+        /* _compat.value_from_stop_iteration: .value (3.3+), else the only argument. */
+        *value = PyObject_GetAttr(exc, str_value);
+        if (*value == NULL)
+            PyErr_Clear();
+        else if (*value == Py_None)
+            Py_CLEAR(*value);
+    }
+    if (*value == NULL) {
+        /* args, as gen.py reads it: Return.value is a property over it. */
+        args = ((PyBaseExceptionObject *)exc)->args;
+        *value = (args != NULL && PyTuple_GET_SIZE(args) > 0)
+            ? PyTuple_GET_ITEM(args, 0) : Py_None;
+        Py_INCREF(*value);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(exc);
+    Py_XDECREF(tb);
+    return 1;
+}
+
+/* The error set now, cleared, as the (type, value, traceback) that sys.exc_info() would
+ * give in an except clause. */
+static PyObject *
+fetch_exc_info(void)
+{
+    PyObject *type, *value, *tb, *exc_info;
+
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb == NULL) {
+        Py_INCREF(Py_None);
+        tb = Py_None;
+    }
+#if PY_MAJOR_VERSION >= 3
+    else {
+        PyException_SetTraceback(value, tb);
+    }
+#endif
+    exc_info = PyTuple_Pack(3, type, value, tb);
+    Py_DECREF(type);
+    Py_DECREF(value);
+    Py_DECREF(tb);
+    return exc_info;
+}
+
 /* The error set now, as the coroutine's outcome: Return and StopIteration give their
  * value, any other Exception a failed Future; a BaseException that is not an Exception
  * (KeyboardInterrupt, SystemExit) propagates, as from the Python wrapper. */
 static PyObject *
 future_from_error(void)
 {
-    PyObject *type, *value, *tb, *result, *future;
+    PyObject *value, *exc_info, *future, *result;
 
-    if (PyErr_ExceptionMatches(return_class)) {
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        /* args, as the Python wrapper reads it: Return.value is a property over it. */
-        result = ((PyBaseExceptionObject *)value)->args;
-        result = (result != NULL && PyTuple_GET_SIZE(result) > 0)
-            ? PyTuple_GET_ITEM(result, 0) : Py_None;
-        future = resolved_future(result);
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-        return future;
-    }
-    if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        /* _compat.value_from_stop_iteration: .value (3.3+), else the only argument. */
-        result = PyObject_GetAttr(value, str_value);
-        if (result == NULL) {
-            PyErr_Clear();
-        }
-        if (result == NULL || result == Py_None) {
-            PyObject *args = ((PyBaseExceptionObject *)value)->args;
-            Py_XDECREF(result);
-            result = (args != NULL && PyTuple_GET_SIZE(args) > 0)
-                ? PyTuple_GET_ITEM(args, 0) : Py_None;
-            Py_INCREF(result);
-        }
-        future = resolved_future(result);
-        Py_DECREF(result);
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-        return future;
-    }
-    if (PyErr_ExceptionMatches(PyExc_Exception)) {
-        PyObject *exc_info;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb == NULL) {
-            Py_INCREF(Py_None);
-            tb = Py_None;
-        }
-#if PY_MAJOR_VERSION >= 3
-        else {
-            PyException_SetTraceback(value, tb);  /* As sys.exc_info() gives it. */
-        }
-#endif
-        exc_info = PyTuple_Pack(3, type, value, tb);
-        Py_DECREF(type);
+    if (fetch_return_value(&value)) {
+        future = resolved_future(value);
         Py_DECREF(value);
-        Py_DECREF(tb);
-        if (exc_info == NULL)
-            return NULL;
-        future = PyObject_CallObject(future_class, NULL);
-        if (future != NULL) {
-            result = PyObject_CallMethodObjArgs(future, str_set_exc_info, exc_info, NULL);
-            if (result == NULL) {
-                Py_CLEAR(future);
-            }
-            Py_XDECREF(result);
-        }
-        Py_DECREF(exc_info);
         return future;
     }
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return NULL;
+    exc_info = fetch_exc_info();
+    if (exc_info == NULL)
+        return NULL;
+    future = PyObject_CallObject(future_class, NULL);
+    if (future != NULL) {
+        result = call_method(future, str_set_exc_info, exc_info);
+        if (result == NULL)
+            Py_CLEAR(future);
+        Py_XDECREF(result);
+    }
+    Py_DECREF(exc_info);
+    return future;
+}
+
+/* ---- The Runner: gen._PythonRunner's fields and `run`, in C ---- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *gen;            /* NULL or None (both read as None) once it has ended. */
+    PyObject *result_future;
+    PyObject *future;         /* What the generator waits for. */
+    PyObject *io_loop;
+    char running;
+    char must_cancel;
+    Py_ssize_t return_depth;
+} RunnerCore;
+
+#define RUNNER_ENDED(self) ((self)->gen == NULL || (self)->gen == Py_None)
+
+static PyObject *runner_run_done(RunnerCore *self, PyObject *done);
+
+/* self.io_loop.add_callback(self.run) */
+static int
+schedule_run(RunnerCore *self)
+{
+    PyObject *run, *result;
+
+    run = PyObject_GetAttr((PyObject *)self, str_run);
+    if (run == NULL)
+        return -1;
+    result = call_method(self->io_loop, str_add_callback, run);
+    Py_DECREF(run);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* gen.send(value): 1 with *result what it yielded; 0 with *result what it returned,
+ * when that needs no StopIteration (3.10's PyIter_Send, or next() returning None before
+ * it); -1 with the error set, StopIteration or Return among them. */
+static int
+send_into(PyObject *gen, PyObject *value, PyObject **result)
+{
+#if PY_VERSION_HEX >= 0x030A0000
+    switch (PyIter_Send(gen, value, result)) {
+    case PYGEN_NEXT:
+        return 1;
+    case PYGEN_RETURN:
+        return 0;
+    default:
+        return -1;
+    }
+#else
+    /* For a generator, next() is send(None) without a method call. */
+    *result = value == Py_None ? Py_TYPE(gen)->tp_iternext(gen)
+                               : call_method(gen, str_send, value);
+    if (*result != NULL)
+        return 1;
+    if (PyErr_Occurred())
+        return -1;
+    Py_INCREF(Py_None);
+    *result = Py_None;
+    return 0;
+#endif
+}
+
+/* Wait for the pending `future`: register self.run as its done-callback, and pass on a
+ * cancel() that came while the generator ran. */
+static int
+wait_for(RunnerCore *self, PyObject *future)
+{
+    PyObject *run, *callbacks, *result;
+    int status, cancelled;
+
+    Py_INCREF(future);
+    Py_XSETREF(self->future, future);
+    run = PyObject_GetAttr((PyObject *)self, str_run);
+    if (run == NULL)
+        return -1;
+    callbacks = PyObject_GetAttr(future, str_callbacks);
+    if (callbacks == NULL) {
+        status = -1;
+    } else if (callbacks == Py_None) {
+        PyObject *list = PyList_New(1);
+        status = -1;
+        if (list != NULL) {
+            Py_INCREF(run);
+            PyList_SET_ITEM(list, 0, run);
+            status = PyObject_SetAttr(future, str_callbacks, list);
+            Py_DECREF(list);
+        }
+    } else if (PyList_CheckExact(callbacks)) {
+        status = PyList_Append(callbacks, run);
+    } else {
+        result = call_method(callbacks, str_append, run);
+        status = result != NULL ? 0 : -1;
+        Py_XDECREF(result);
+    }
+    Py_XDECREF(callbacks);
+    Py_DECREF(run);
+    if (status < 0 || !self->must_cancel)
+        return status;
+    result = call_method(future, str_cancel, NULL);
+    if (result == NULL)
+        return -1;
+    cancelled = PyObject_IsTrue(result);
+    Py_DECREF(result);
+    if (cancelled < 0)
+        return -1;
+    if (cancelled)
+        self->must_cancel = 0;  /* Its CancelledError will reach the generator. */
+    return 0;
+}
+
+/* The generator returned `value` (stolen): resolve the coroutine's Future. */
+static PyObject *
+resolve(RunnerCore *self, PyObject *value)
+{
+    PyObject *future = self->result_future, *depth, *state;
+    PyObject *result = NULL;
+
+    Py_CLEAR(self->gen);
+    Py_INCREF(future);
+    depth = int_from_ssize_t(self->return_depth);
+    if (depth == NULL || PyObject_SetAttr(future, str_return_depth, depth) < 0)
+        goto done;
+    state = PyObject_GetAttr(future, str_state);
+    if (state == NULL)
+        goto done;
+    Py_DECREF(state);  /* Compared by identity only; concurrent keeps it alive. */
+    if (state != pending_state) {  /* Resolved from outside meanwhile. */
+        Py_INCREF(Py_None);
+        result = Py_None;
+    } else if (PyObject_SetAttr(future, str_result, value) == 0 &&
+               PyObject_SetAttr(future, str_state, finished_state) == 0) {
+        result = call_method(future, str_run_callbacks, NULL);
+    }
+done:
+    Py_XDECREF(depth);
+    Py_DECREF(future);
+    Py_DECREF(value);
+    return result;
+}
+
+/* The generator raised the error set now: self._fail(exc_info), or the error propagates
+ * if it is no Exception (KeyboardInterrupt, SystemExit). */
+static PyObject *
+fail(RunnerCore *self)
+{
+    PyObject *exc_info, *result;
+
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return NULL;
+    exc_info = fetch_exc_info();
+    if (exc_info == NULL)
+        return NULL;
+    result = call_method((PyObject *)self, str_fail, exc_info);
+    Py_DECREF(exc_info);
+    return result;
+}
+
+/* gen._PythonRunner.run's loop, between `running = True` and its `finally`. */
+static PyObject *
+runner_loop(RunnerCore *self)
+{
+    PyObject *future = self->future, *attr, *value, *yielded;
+    int sent, taken;
+
+    Py_INCREF(future);
+    for (;;) {
+        attr = PyObject_GetAttr(future, str_state);
+        if (attr == NULL)
+            goto error;
+        Py_DECREF(attr);  /* Compared by identity only. */
+        if (attr == pending_state) {
+            if (wait_for(self, future) < 0)
+                goto error;
+            Py_DECREF(future);
+            Py_RETURN_NONE;
+        }
+        attr = PyObject_GetAttr(future, str_exc_info);
+        if (attr == NULL)
+            goto error;
+        Py_DECREF(attr);
+        if (attr == Py_None && !self->must_cancel && !RUNNER_ENDED(self)) {
+            value = PyObject_GetAttr(future, str_result);
+            if (value == NULL)
+                goto error;
+            sent = send_into(self->gen, value, &yielded);
+            Py_DECREF(value);
+        } else {
+            /* A failure, a waiting cancel, or (never from run's callers) an ended
+             * generator: _deliver raises what the Python run would. */
+            yielded = call_method((PyObject *)self, str_deliver, future);
+            sent = yielded != NULL ? 1 : -1;
+        }
+        Py_CLEAR(future);
+        if (sent < 0) {
+            if (!fetch_return_value(&yielded))
+                return fail(self);
+            sent = 0;
+        }
+        if (sent == 0)
+            return resolve(self, yielded);
+        if (Py_TYPE(yielded) == (PyTypeObject *)future_class) {
+            future = yielded;
+            continue;
+        }
+        if (yielded == moment) {
+            Py_DECREF(yielded);
+            Py_INCREF(resolved);
+            Py_XSETREF(self->future, resolved);
+            if (schedule_run(self) < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        attr = call_method((PyObject *)self, str_handle_yield, yielded);
+        Py_DECREF(yielded);
+        if (attr == NULL)
+            return NULL;
+        taken = PyObject_IsTrue(attr);
+        Py_DECREF(attr);
+        if (taken < 0)
+            return NULL;
+        if (!taken)
+            Py_RETURN_NONE;  /* It gave up the loop pass. */
+        future = self->future;
+        if (future == NULL || future == Py_None) {
+            PyErr_SetString(PyExc_RuntimeError, "handle_yield() left no Future to wait for");
+            return NULL;
+        }
+        Py_INCREF(future);
+    }
+error:
+    Py_XDECREF(future);
     return NULL;
 }
+
+/* run(done=None), as gen._PythonRunner.run: see its docstring. */
+static PyObject *
+runner_run_done(RunnerCore *self, PyObject *done)
+{
+    PyObject *result;
+
+    if (done != NULL && done != Py_None) {
+        Py_ssize_t depth = 0;
+        PyObject *depth_obj = PyObject_GetAttr(done, str_return_depth);
+        if (depth_obj == NULL)
+            return NULL;
+        if (depth_obj != Py_None) {
+            depth = PyNumber_AsSsize_t(depth_obj, PyExc_OverflowError);
+            if (depth == -1 && PyErr_Occurred()) {
+                Py_DECREF(depth_obj);
+                return NULL;
+            }
+        }
+        if (depth_obj == Py_None || depth >= max_return_depth) {
+            Py_DECREF(depth_obj);
+            if (schedule_run(self) < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        Py_DECREF(depth_obj);
+        if (self->running || RUNNER_ENDED(self))
+            Py_RETURN_NONE;
+        self->return_depth = depth + 1;  /* How many returning stacks this one runs in. */
+    } else if (self->running || RUNNER_ENDED(self)) {
+        Py_RETURN_NONE;
+    }
+    if (self->future == NULL || self->io_loop == NULL || self->result_future == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a Runner is set up by gen._start_runner");
+        return NULL;
+    }
+    self->running = 1;
+    result = runner_loop(self);
+    self->running = 0;
+    self->return_depth = 0;  /* The loop runs it next, or the next returning stack. */
+    return result;
+}
+
+#if PY_VERSION_HEX >= 0x03070000
+static PyObject *
+runner_run(RunnerCore *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "run() takes at most 1 argument (%zd given)", nargs);
+        return NULL;
+    }
+    return runner_run_done(self, nargs == 1 ? args[0] : NULL);
+}
+#define RUNNER_RUN_FLAGS METH_FASTCALL
+#else
+static PyObject *
+runner_run(RunnerCore *self, PyObject *args)
+{
+    PyObject *done = NULL;
+    if (!PyArg_UnpackTuple(args, "run", 0, 1, &done))
+        return NULL;
+    return runner_run_done(self, done);
+}
+#define RUNNER_RUN_FLAGS METH_VARARGS
+#endif
+
+/* gen._start_runner: the Future of a coroutine whose generator `gen` first yielded
+ * `yielded`, with the Runner that drives it on. */
+static PyObject *
+start_runner(PyObject *gen, PyObject *yielded)
+{
+    PyObject *future, *loop, *result;
+    RunnerCore *runner;
+    int taken;
+
+    future = PyObject_CallObject(future_class, NULL);
+    if (future == NULL)
+        return NULL;
+    /* Stored though they equal the class defaults, as gen._start_runner explains. */
+    if (PyObject_SetAttr(future, str_state, pending_state) < 0 ||
+        PyObject_SetAttr(future, str_callbacks, Py_None) < 0 ||
+        PyObject_SetAttr(future, str_exc_info, Py_None) < 0) {
+        Py_DECREF(future);
+        return NULL;
+    }
+    /* Allocated without tp_new and __init__, which do nothing more for this class. */
+    runner = (RunnerCore *)runner_class->tp_alloc(runner_class, 0);
+    if (runner == NULL) {
+        Py_DECREF(future);
+        return NULL;
+    }
+    Py_INCREF(gen);
+    runner->gen = gen;
+    Py_INCREF(future);
+    runner->result_future = future;
+    /* IOLoop.current() without its call when this thread has a loop. */
+    loop = PyObject_GetAttr(thread_state, str_instance);
+    if (loop == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            goto error;
+        PyErr_Clear();
+    }
+    if (loop == NULL || loop == Py_None) {
+        Py_XDECREF(loop);
+        loop = PyObject_CallObject(current_loop, NULL);
+        if (loop == NULL)
+            goto error;
+    }
+    runner->io_loop = loop;
+    /* The Runner is the Future's canceller: see gen.Runner.__call__. */
+    if (PyObject_SetAttr(future, str_canceller, (PyObject *)runner) < 0)
+        goto error;
+    if (Py_TYPE(yielded) == (PyTypeObject *)future_class) {
+        Py_INCREF(yielded);
+        runner->future = yielded;
+    } else if (yielded == moment) {
+        Py_INCREF(resolved);
+        runner->future = resolved;
+        if (schedule_run(runner) < 0)
+            goto error;
+        Py_DECREF(runner);
+        return future;
+    } else {
+        result = call_method((PyObject *)runner, str_handle_yield, yielded);
+        if (result == NULL)
+            goto error;
+        taken = PyObject_IsTrue(result);
+        Py_DECREF(result);
+        if (taken < 0)
+            goto error;
+        if (!taken) {
+            Py_DECREF(runner);
+            return future;
+        }
+    }
+    result = runner_run_done(runner, NULL);
+    if (result == NULL)
+        goto error;
+    Py_DECREF(result);
+    Py_DECREF(runner);
+    return future;
+error:
+    Py_DECREF(runner);
+    Py_DECREF(future);
+    return NULL;
+}
+
+static int
+runner_traverse(RunnerCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->gen);
+    Py_VISIT(self->result_future);
+    Py_VISIT(self->future);
+    Py_VISIT(self->io_loop);
+    return 0;
+}
+
+static int
+runner_clear(RunnerCore *self)
+{
+    Py_CLEAR(self->gen);
+    Py_CLEAR(self->result_future);
+    Py_CLEAR(self->future);
+    Py_CLEAR(self->io_loop);
+    return 0;
+}
+
+static void
+runner_dealloc(RunnerCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    runner_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef runner_members[] = {
+    {"gen", T_OBJECT, offsetof(RunnerCore, gen), 0, NULL},
+    {"result_future", T_OBJECT, offsetof(RunnerCore, result_future), 0, NULL},
+    {"future", T_OBJECT, offsetof(RunnerCore, future), 0, NULL},
+    {"io_loop", T_OBJECT, offsetof(RunnerCore, io_loop), 0, NULL},
+    {"running", T_BOOL, offsetof(RunnerCore, running), 0, NULL},
+    {"must_cancel", T_BOOL, offsetof(RunnerCore, must_cancel), 0, NULL},
+    {"return_depth", T_PYSSIZET, offsetof(RunnerCore, return_depth), 0, NULL},
+    {NULL}
+};
+
+static PyMethodDef runner_methods[] = {
+    {"run", (PyCFunction)(void (*)(void))runner_run, RUNNER_RUN_FLAGS,
+     "run(done=None): as gen._PythonRunner.run."},
+    {NULL}
+};
+
+static PyTypeObject RunnerCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    "tinytornado._speedups.RunnerCore",
+    sizeof(RunnerCore),
+};
+
+/* ---- The wrapper: gen._python_wrapper, in C ---- */
 
 /* What the call of a decorated function gives: the function's result turned into the
  * coroutine's Future (`result` is a new reference, or NULL with an error set). */
@@ -140,24 +620,21 @@ coroutine_future(PyObject *result)
         Py_DECREF(result);
         return future;
     }
-    yielded = Py_TYPE(result)->tp_iternext(result);
-    if (yielded != NULL) {
-#if PY_VERSION_HEX >= 0x03090000
-        PyObject *start_args[2] = {result, yielded};
-        future = PyObject_Vectorcall(start_runner, start_args, 2, NULL);
-#else
-        future = PyObject_CallFunctionObjArgs(start_runner, result, yielded, NULL);
-#endif
+    switch (send_into(result, Py_None, &yielded)) {
+    case 1:
+        future = start_runner(result, yielded);
         Py_DECREF(yielded);
         Py_DECREF(result);
-        if (future == NULL)
-            return future_from_error();
+        return future != NULL ? future : future_from_error();
+    case 0:  /* It ended at once. */
+        Py_DECREF(result);
+        future = resolved_future(yielded);
+        Py_DECREF(yielded);
         return future;
-    }
-    Py_DECREF(result);
-    if (PyErr_Occurred())
+    default:
+        Py_DECREF(result);
         return future_from_error();
-    return resolved_future(Py_None);  /* It ended at once without a value. */
+    }
 }
 
 static PyObject *
@@ -310,44 +787,69 @@ static PyTypeObject CoroutineFunctionType = {
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *future, *ret, *finished, *start;
-    if (!PyArg_ParseTuple(args, "OOOO:configure", &future, &ret, &finished, &start))
+    PyObject *objects[9];
+    PyObject **targets[9] = {
+        &future_class, &return_class, &pending_state, &finished_state, &moment, &resolved,
+        &thread_state, &current_loop, (PyObject **)&runner_class,
+    };
+    Py_ssize_t depth;
+    int i;
+
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOn:configure", &objects[0], &objects[1],
+                          &objects[2], &objects[3], &objects[4], &objects[5], &objects[6],
+                          &objects[7], &objects[8], &depth))
         return NULL;
-    Py_INCREF(future);
-    Py_INCREF(ret);
-    Py_INCREF(finished);
-    Py_INCREF(start);
-    Py_XSETREF(future_class, future);
-    Py_XSETREF(return_class, ret);
-    Py_XSETREF(finished_state, finished);
-    Py_XSETREF(start_runner, start);
+    if (!PyType_Check(objects[8]) ||
+        !PyType_IsSubtype((PyTypeObject *)objects[8], &RunnerCoreType)) {
+        PyErr_SetString(PyExc_TypeError, "configure() needs a subclass of RunnerCore");
+        return NULL;
+    }
+    for (i = 0; i < 9; i++) {
+        Py_INCREF(objects[i]);
+        Py_XSETREF(*targets[i], objects[i]);
+    }
+    max_return_depth = depth;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(Future, Return, FINISHED, start_runner): what the wrapper builds with."},
+     "configure(Future, Return, PENDING, FINISHED, moment, resolved, thread_state, "
+     "current_loop, runner_class, max_return_depth): what the wrapper and the Runner "
+     "build with."},
     {NULL}
 };
 
 static int
 intern_names(void)
 {
+    struct { PyObject **target; const char *name; } names[] = {
+        {&str_result, "_result"}, {&str_state, "_state"}, {&str_exc_info, "_exc_info"},
+        {&str_set_exc_info, "set_exc_info"}, {&str_value, "value"},
+        {&str_callbacks, "_callbacks"}, {&str_canceller, "_canceller"},
+        {&str_return_depth, "_return_depth"}, {&str_run, "run"},
+        {&str_add_callback, "add_callback"}, {&str_cancel, "cancel"},
+        {&str_append, "append"}, {&str_deliver, "_deliver"},
+        {&str_handle_yield, "handle_yield"}, {&str_fail, "_fail"},
+        {&str_run_callbacks, "_run_callbacks"}, {&str_instance, "instance"},
+        {&str_send, "send"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 #if PY_MAJOR_VERSION >= 3
-#define INTERN PyUnicode_InternFromString
+        *names[i].target = PyUnicode_InternFromString(names[i].name);
 #else
-#define INTERN PyString_InternFromString
+        *names[i].target = PyString_InternFromString(names[i].name);
 #endif
-    return (str_result = INTERN("_result")) != NULL &&
-           (str_state = INTERN("_state")) != NULL &&
-           (str_exc_info = INTERN("_exc_info")) != NULL &&
-           (str_set_exc_info = INTERN("set_exc_info")) != NULL &&
-           (str_value = INTERN("value")) != NULL;
-#undef INTERN
+        if (*names[i].target == NULL)
+            return 0;
+    }
+    return 1;
 }
 
 static int
-ready_type(void)
+ready_types(void)
 {
     CoroutineFunctionType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC
 #if PY_VERSION_HEX >= 0x03090000
@@ -369,7 +871,35 @@ ready_type(void)
 #if PY_VERSION_HEX >= 0x03090000
     CoroutineFunctionType.tp_vectorcall_offset = offsetof(CoroutineFunction, vectorcall);
 #endif
-    return PyType_Ready(&CoroutineFunctionType);
+    RunnerCoreType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC;
+    RunnerCoreType.tp_doc = "The fields and run() of gen's C Runner (gen.Runner has the rest).";
+    RunnerCoreType.tp_new = PyType_GenericNew;
+    RunnerCoreType.tp_dealloc = (destructor)runner_dealloc;
+    RunnerCoreType.tp_traverse = (traverseproc)runner_traverse;
+    RunnerCoreType.tp_clear = (inquiry)runner_clear;
+    RunnerCoreType.tp_members = runner_members;
+    RunnerCoreType.tp_methods = runner_methods;
+    if (PyType_Ready(&CoroutineFunctionType) < 0 || PyType_Ready(&RunnerCoreType) < 0)
+        return -1;
+    return 0;
+}
+
+/* Adds the two types to `module`; -1 on failure. */
+static int
+add_types(PyObject *module)
+{
+    Py_INCREF(&CoroutineFunctionType);
+    if (PyModule_AddObject(module, "CoroutineFunction",
+                           (PyObject *)&CoroutineFunctionType) < 0) {
+        Py_DECREF(&CoroutineFunctionType);
+        return -1;
+    }
+    Py_INCREF(&RunnerCoreType);
+    if (PyModule_AddObject(module, "RunnerCore", (PyObject *)&RunnerCoreType) < 0) {
+        Py_DECREF(&RunnerCoreType);
+        return -1;
+    }
+    return 0;
 }
 
 #if PY_MAJOR_VERSION >= 3
@@ -381,15 +911,12 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     PyObject *module;
-    if (!intern_names() || ready_type() < 0)
+    if (!intern_names() || ready_types() < 0)
         return NULL;
     module = PyModule_Create(&speedups_module);
     if (module == NULL)
         return NULL;
-    Py_INCREF(&CoroutineFunctionType);
-    if (PyModule_AddObject(module, "CoroutineFunction",
-                           (PyObject *)&CoroutineFunctionType) < 0) {
-        Py_DECREF(&CoroutineFunctionType);
+    if (add_types(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }
@@ -400,12 +927,10 @@ PyMODINIT_FUNC
 init_speedups(void)
 {
     PyObject *module;
-    if (!intern_names() || ready_type() < 0)
+    if (!intern_names() || ready_types() < 0)
         return;
     module = Py_InitModule("tinytornado._speedups", module_methods);
-    if (module == NULL)
-        return;
-    Py_INCREF(&CoroutineFunctionType);
-    PyModule_AddObject(module, "CoroutineFunction", (PyObject *)&CoroutineFunctionType);
+    if (module != NULL)
+        add_types(module);
 }
 #endif

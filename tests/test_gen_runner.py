@@ -1,0 +1,196 @@
+"""The Runner, as an object: `_speedups.RunnerCore`'s C `run` and `gen._PythonRunner`'s
+must look alike from Python and lose or leak nothing. (What a Runner does for the coroutines
+it drives is in test_gen.py; the `wrapper_kind` fixture runs both files with each kind: the
+C wrapper starts C Runners, the pure-Python one Python Runners.)"""
+from __future__ import absolute_import, division, print_function
+
+import functools
+import gc
+import weakref
+
+import pytest
+
+from tinytornado import gen
+from tinytornado.concurrent import CancelledError, Future
+
+pytestmark = pytest.mark.usefixtures('wrapper_kind')
+
+
+class _Token(object):
+    """A value whose lifetime is watched."""
+
+
+def _runner_of(future):
+    # A coroutine's Future has its Runner as its canceller while the coroutine runs.
+    runner = future._canceller
+    assert isinstance(runner, gen.Runner)
+    return runner
+
+
+def test_each_wrapper_starts_its_own_kind_of_runner(wrapper_kind):
+    waited = Future()
+
+    @gen.coroutine
+    def waits():
+        yield waited
+
+    runner = _runner_of(waits())
+    if wrapper_kind == 'c':
+        assert isinstance(runner, gen._speedups.RunnerCore)
+    else:
+        assert type(runner) is gen._PythonRunner
+    assert not hasattr(runner, '__dict__')
+    waited.set_result(None)
+
+
+def test_its_fields_read_alike(io_loop):
+    waited = Future()
+    seen = {}
+
+    @gen.coroutine
+    def waits():
+        yield waited
+        seen['running'] = runner.running  # While its generator runs.
+        raise gen.Return('done')
+
+    future = waits()
+    runner = _runner_of(future)
+    assert runner.result_future is future
+    assert runner.future is waited
+    assert runner.io_loop is io_loop
+    assert runner.running is False
+    assert runner.must_cancel is False
+    assert runner.return_depth == 0
+    assert runner.gen is not None
+    waited.set_result(None)
+    assert io_loop.run_sync(lambda: future) == 'done'
+    assert seen['running'] is True
+    assert runner.gen is None
+    assert runner.running is False
+
+
+def test_run_takes_at_most_the_done_future():
+    waited = Future()
+
+    @gen.coroutine
+    def waits():
+        yield waited
+
+    runner = _runner_of(waits())
+    with pytest.raises(TypeError):
+        runner.run(waited, 'extra')
+    waited.set_result(None)
+
+
+def test_a_runner_not_set_up_raises_rather_than_crashes(wrapper_kind):
+    if wrapper_kind == 'python':
+        pytest.skip('a Python Runner not set up fails as Python code does')
+    runner_class = type(_runner_of(_waits_forever()))
+    runner = runner_class()
+    assert runner.gen is None and runner.future is None
+    runner.run()  # Ended, as far as it can tell: nothing to do.
+    runner.gen = iter(())  # Not ended: run goes on to what is missing.
+    with pytest.raises(RuntimeError):
+        runner.run()
+
+
+@gen.coroutine
+def _waits_forever(token=None):
+    yield Future()
+
+
+def test_a_waiting_coroutine_nobody_references_is_collected():
+    # future -> canceller (the Runner) -> result_future (the future), and the waited
+    # Future's callback -> the Runner: only the garbage collector can free these.
+    token = _Token()
+    reference = weakref.ref(token)
+    future = _waits_forever(token)
+    generator_reference = weakref.ref(future._canceller.gen)
+    del token, future
+    gc.collect()
+    assert reference() is None
+    assert generator_reference() is None
+
+
+def test_no_way_through_a_runner_keeps_a_reference(io_loop):
+    @gen.coroutine
+    def chains(token, depth):
+        if depth:
+            result = yield chains(token, depth - 1)  # Past the depth bound, too.
+            raise gen.Return(result)
+        yield gen.moment
+        raise gen.Return(token)
+
+    @gen.coroutine
+    def after_a_future(token):
+        waited = Future()
+        io_loop.add_callback(waited.set_result, token)
+        result = yield waited
+        raise gen.Return(result)
+
+    @gen.coroutine
+    def after_a_list(token):
+        results = yield [chains(token, 0), after_a_future(token)]
+        raise gen.Return(results[0])
+
+    @gen.coroutine
+    def fails_after_a_wait(token):
+        yield gen.moment
+        raise ValueError(token)
+
+    @gen.coroutine
+    def catches_a_failure(token):
+        try:
+            yield fails_after_a_wait(token)
+        except ValueError as e:
+            raise gen.Return(e.args[0])
+
+    @gen.coroutine
+    def yields_a_string_after_a_wait(token):
+        yield gen.moment
+        yield 'not a future'
+
+    watched = []
+
+    def outcome(coroutine_function, *args):
+        token = _Token()
+        watched.append(weakref.ref(token))
+        future = coroutine_function(token, *args)
+        watched.append(weakref.ref(future))
+        try:
+            return io_loop.run_sync(lambda: future)
+        except Exception as e:
+            return e
+
+    for _ in range(3):
+        assert isinstance(outcome(chains, 0), _Token)  # After a moment.
+        assert isinstance(outcome(after_a_future), _Token)
+        assert isinstance(outcome(after_a_list), _Token)
+        assert isinstance(outcome(fails_after_a_wait), ValueError)
+        assert isinstance(outcome(catches_a_failure), _Token)
+        assert isinstance(outcome(yields_a_string_after_a_wait), gen.BadYieldError)
+        assert isinstance(outcome(chains, gen._MAX_RETURN_DEPTH + 5), _Token)
+        token = _Token()
+        watched.append(weakref.ref(token))
+        cancelled = _waits_forever(token)
+        watched.append(weakref.ref(cancelled))
+        assert cancelled.cancel()
+        with pytest.raises(CancelledError):
+            io_loop.run_sync(functools.partial(gen.maybe_future, cancelled))
+        del token, cancelled
+    gc.collect()
+    assert [reference() for reference in watched if reference() is not None] == []
+
+
+def test_a_base_exception_leaves_the_loop_pass_and_the_runner_stops_running(io_loop):
+    @gen.coroutine
+    def interrupted():
+        yield gen.moment
+        raise KeyboardInterrupt()
+
+    future = interrupted()
+    runner = _runner_of(future)
+    with pytest.raises(KeyboardInterrupt):
+        io_loop.run_sync(lambda: future)
+    assert runner.running is False
+    assert not future.done()  # As from the Python wrapper: it was never an outcome.
