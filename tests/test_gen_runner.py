@@ -194,3 +194,41 @@ def test_a_base_exception_leaves_the_loop_pass_and_the_runner_stops_running(io_l
         io_loop.run_sync(lambda: future)
     assert runner.running is False
     assert not future.done()  # As from the Python wrapper: it was never an outcome.
+
+
+class _UnreadableFuture(Future):
+    """A Future one of whose fields raises when read (set_result still stores)."""
+    unreadable = None
+
+    def __getattribute__(self, name):
+        if name == type(self).unreadable:
+            raise ValueError('cannot read ' + name)
+        return Future.__getattribute__(self, name)
+
+
+@pytest.mark.parametrize('field', ['_exc_info', '_result'])
+def test_an_error_reading_a_done_future_fails_the_coroutine(io_loop, field):
+    # run reads them inside its `try`, as the generator's own failure; only _state is not.
+    class Unreadable(_UnreadableFuture):
+        unreadable = field
+
+    @gen.coroutine
+    def waits():
+        yield gen.moment
+        done = Unreadable()
+        done.set_result('never read')
+        yield done  # Taken by handle_yield: not exactly a Future.
+        raise gen.Return('resumed')
+
+    future = waits()
+    runner = _runner_of(future)
+    io_loop.run_sync(_a_few_passes)
+    assert future.done()
+    assert future.exception().args == ('cannot read ' + field,)
+    assert runner.gen is None
+
+
+@gen.coroutine
+def _a_few_passes():
+    for _ in range(3):
+        yield gen.moment

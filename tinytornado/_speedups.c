@@ -349,16 +349,20 @@ runner_loop(RunnerCore *self)
             Py_DECREF(future);
             Py_RETURN_NONE;
         }
+        /* From here on, as inside the Python run's `try`: an error reading the Future's
+         * fields is the coroutine's outcome, as one the generator raised. */
         attr = PyObject_GetAttr(future, str_exc_info);
-        if (attr == NULL)
-            goto error;
-        Py_DECREF(attr);
-        if (attr == Py_None && !self->must_cancel && !RUNNER_ENDED(self)) {
+        Py_XDECREF(attr);  /* Compared by identity only. */
+        if (attr == NULL) {
+            sent = -1;
+        } else if (attr == Py_None && !self->must_cancel && !RUNNER_ENDED(self)) {
             value = PyObject_GetAttr(future, str_result);
-            if (value == NULL)
-                goto error;
-            sent = send_into(self->gen, value, &yielded);
-            Py_DECREF(value);
+            if (value == NULL) {
+                sent = -1;
+            } else {
+                sent = send_into(self->gen, value, &yielded);
+                Py_DECREF(value);
+            }
         } else {
             /* A failure, a waiting cancel, or (never from run's callers) an ended
              * generator: _deliver raises what the Python run would. */
