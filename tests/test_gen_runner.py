@@ -232,3 +232,42 @@ def test_an_error_reading_a_done_future_fails_the_coroutine(io_loop, field):
 def _a_few_passes():
     for _ in range(3):
         yield gen.moment
+
+
+def test_a_generator_its_runner_drops_while_it_runs_stays_alive_until_it_yields(io_loop):
+    # The Python run holds `self.gen.send` for the send's length; the C one must hold the
+    # generator too, or it is freed under its own running frame.
+    seen = []
+
+    @gen.coroutine
+    def drops_itself():
+        yield gen.moment
+        runner.gen = None  # Its Runner held the only other reference.
+        seen.append(reference() is not None)
+        yield gen.moment
+
+    future = drops_itself()
+    runner = _runner_of(future)
+    reference = weakref.ref(runner.gen)
+    io_loop.run_sync(_a_few_passes)
+    assert seen == [True]
+    assert reference() is None  # Closed once the send that dropped it was over.
+    assert not future.done()
+
+
+def test_a_returning_runner_reads_its_result_future_after_dropping_its_generator(io_loop):
+    # Dropping the generator can run code (here a weakref callback) that changes the
+    # Runner's fields: the Python run reads result_future only after `self.gen = None`.
+    @gen.coroutine
+    def returns():
+        yield gen.moment
+        raise gen.Return('done')
+
+    future = returns()
+    runner = _runner_of(future)
+    reference = weakref.ref(runner.gen, lambda _: setattr(runner, 'result_future', None))
+    del future  # The Runner holds the only reference.
+    with pytest.raises(AttributeError):
+        runner.run()  # None._return_depth = ..., as in the Python run.
+    assert reference() is None
+    assert runner.running is False

@@ -287,10 +287,13 @@ wait_for(RunnerCore *self, PyObject *future)
 static PyObject *
 resolve(RunnerCore *self, PyObject *value)
 {
-    PyObject *future = self->result_future, *depth, *state;
+    PyObject *future, *depth, *state;
     PyObject *result = NULL;
 
+    /* Dropping the generator can run code (a weakref callback, a finalizer) that changes
+     * the fields: result_future is read after it, as in the Python run. */
     Py_CLEAR(self->gen);
+    future = self->result_future != NULL ? self->result_future : Py_None;
     Py_INCREF(future);
     depth = int_from_ssize_t(self->return_depth);
     if (depth == NULL || PyObject_SetAttr(future, str_return_depth, depth) < 0)
@@ -360,7 +363,12 @@ runner_loop(RunnerCore *self)
             if (value == NULL) {
                 sent = -1;
             } else {
-                sent = send_into(self->gen, value, &yielded);
+                /* Held for the send, as by the Python run's `self.gen.send`: the
+                 * generator may drop its Runner's reference while it runs. */
+                PyObject *generator = self->gen;
+                Py_INCREF(generator);
+                sent = send_into(generator, value, &yielded);
+                Py_DECREF(generator);
                 Py_DECREF(value);
             }
         } else {
