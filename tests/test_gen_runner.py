@@ -271,3 +271,25 @@ def test_a_returning_runner_reads_its_result_future_after_dropping_its_generator
         runner.run()  # None._return_depth = ..., as in the Python run.
     assert reference() is None
     assert runner.running is False
+
+
+def test_a_runner_not_set_up_and_woken_by_a_future_raises_rather_than_crashes(wrapper_kind):
+    if wrapper_kind == 'python':
+        pytest.skip('a Python Runner not set up fails as Python code does')
+    runner = type(_runner_of(_waits_forever()))()
+    runner.gen = iter(())
+    with pytest.raises(RuntimeError):
+        runner.run(Future())  # Not a returning coroutine's: run asks its (missing) loop.
+
+
+@pytest.mark.parametrize('replacement', [lambda: 5, lambda: iter(())],
+                         ids=['not-an-iterator', 'not-a-generator'])
+def test_a_gen_that_is_no_generator_fails_the_coroutine_as_its_send_does(io_loop, replacement):
+    @gen.coroutine
+    def waits():
+        yield gen.moment
+
+    future = waits()
+    _runner_of(future).gen = replacement()
+    io_loop.run_sync(_a_few_passes)
+    assert isinstance(future.exception(), AttributeError)  # It has no send().

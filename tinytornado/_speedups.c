@@ -195,6 +195,10 @@ schedule_run(RunnerCore *self)
 {
     PyObject *run, *result;
 
+    if (self->io_loop == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a Runner is set up by gen._start_runner");
+        return -1;
+    }
     run = PyObject_GetAttr((PyObject *)self, str_run);
     if (run == NULL)
         return -1;
@@ -208,10 +212,16 @@ schedule_run(RunnerCore *self)
 
 /* gen.send(value): 1 with *result what it yielded; 0 with *result what it returned,
  * when that needs no StopIteration (3.10's PyIter_Send, or next() returning None before
- * it); -1 with the error set, StopIteration or Return among them. */
+ * it); -1 with the error set, StopIteration or Return among them. Only a generator takes
+ * those shortcuts: anything else set as a Runner's gen has its send() called, as by the
+ * Python run. */
 static int
 send_into(PyObject *gen, PyObject *value, PyObject **result)
 {
+    if (!PyGen_CheckExact(gen)) {
+        *result = call_method(gen, str_send, value);
+        return *result != NULL ? 1 : -1;
+    }
 #if PY_VERSION_HEX >= 0x030A0000
     switch (PyIter_Send(gen, value, result)) {
     case PYGEN_NEXT:
