@@ -293,3 +293,27 @@ def test_a_gen_that_is_no_generator_fails_the_coroutine_as_its_send_does(io_loop
     _runner_of(future).gen = replacement()
     io_loop.run_sync(_a_few_passes)
     assert isinstance(future.exception(), AttributeError)  # It has no send().
+
+
+def test_a_converter_that_gives_no_future_fails_as_the_python_run_does(io_loop):
+    # handle_yield takes what the converter gives; the Python run then reads None._state.
+    class Thing(object):
+        pass
+
+    @gen.convert_yielded.register(Thing)
+    def to_nothing(thing):
+        return None
+
+    @gen.coroutine
+    def yields_a_thing(first):
+        yield first  # Past run's first Future: handle_yield is called from its loop.
+        yield Thing()
+
+    done = Future()
+    done.set_result(None)
+    try:
+        for first in (Thing(), done):
+            with pytest.raises(AttributeError):
+                yields_a_thing(first).result()  # From the wrapper's except Exception.
+    finally:
+        gen._converters.remove((Thing, to_nothing))

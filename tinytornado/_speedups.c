@@ -417,11 +417,9 @@ runner_loop(RunnerCore *self)
             return NULL;
         if (!taken)
             Py_RETURN_NONE;  /* It gave up the loop pass. */
-        future = self->future;
-        if (future == NULL || future == Py_None) {
-            PyErr_SetString(PyExc_RuntimeError, "handle_yield() left no Future to wait for");
-            return NULL;
-        }
+        /* What handle_yield left, read as the Python run reads it: a converter giving
+         * None fails at the next field read (None._state), as there. */
+        future = self->future != NULL ? self->future : Py_None;
         Py_INCREF(future);
     }
 error:
