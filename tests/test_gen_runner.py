@@ -317,3 +317,23 @@ def test_a_converter_that_gives_no_future_fails_as_the_python_run_does(io_loop):
                 yields_a_thing(first).result()  # From the wrapper's except Exception.
     finally:
         gen._converters.remove((Thing, to_nothing))
+
+
+def test_run_takes_the_done_future_by_keyword_too(io_loop):
+    waited = Future()
+
+    @gen.coroutine
+    def waits():
+        result = yield waited
+        raise gen.Return(result)
+
+    future = waits()
+    runner = _runner_of(future)
+    with pytest.raises(TypeError):
+        runner.run(future=waited)
+    with pytest.raises(TypeError):
+        runner.run(waited, done=waited)
+    waited.set_result('resumed')  # Its run is scheduled on the loop: not a return.
+    waited._return_depth = 0  # As if a coroutine returning in this stack had resolved it.
+    runner.run(done=waited)
+    assert future.result() == 'resumed'

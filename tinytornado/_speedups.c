@@ -470,26 +470,38 @@ runner_run_done(RunnerCore *self, PyObject *done)
 }
 
 #if PY_VERSION_HEX >= 0x03070000
+/* run(done=None): `done` by position or by name, as the Python run takes it. */
 static PyObject *
-runner_run(RunnerCore *self, PyObject *const *args, Py_ssize_t nargs)
+runner_run(RunnerCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    if (nargs > 1) {
-        PyErr_Format(PyExc_TypeError, "run() takes at most 1 argument (%zd given)", nargs);
+    Py_ssize_t nkwargs = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+
+    if (nargs + nkwargs > 1) {
+        PyErr_Format(PyExc_TypeError, "run() takes at most 1 argument (%zd given)",
+                     nargs + nkwargs);
         return NULL;
     }
-    return runner_run_done(self, nargs == 1 ? args[0] : NULL);
+    if (nkwargs == 1 &&
+        !(PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0)) &&
+          PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "done") == 0)) {
+        PyErr_Format(PyExc_TypeError, "run() got an unexpected keyword argument '%S'",
+                     PyTuple_GET_ITEM(kwnames, 0));
+        return NULL;
+    }
+    return runner_run_done(self, nargs + nkwargs == 1 ? args[0] : NULL);
 }
-#define RUNNER_RUN_FLAGS METH_FASTCALL
+#define RUNNER_RUN_FLAGS (METH_FASTCALL | METH_KEYWORDS)
 #else
 static PyObject *
-runner_run(RunnerCore *self, PyObject *args)
+runner_run(RunnerCore *self, PyObject *args, PyObject *kwargs)
 {
+    static char *keywords[] = {"done", NULL};
     PyObject *done = NULL;
-    if (!PyArg_UnpackTuple(args, "run", 0, 1, &done))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:run", keywords, &done))
         return NULL;
     return runner_run_done(self, done);
 }
-#define RUNNER_RUN_FLAGS METH_VARARGS
+#define RUNNER_RUN_FLAGS (METH_VARARGS | METH_KEYWORDS)
 #endif
 
 /* gen._start_runner: the Future of a coroutine whose generator `gen` first yielded
