@@ -6,6 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 import functools
 import gc
+import sys
 import weakref
 
 import pytest
@@ -337,3 +338,17 @@ def test_run_takes_the_done_future_by_keyword_too(io_loop):
     waited._return_depth = 0  # As if a coroutine returning in this stack had resolved it.
     runner.run(done=waited)
     assert future.result() == 'resumed'
+
+
+def test_callbacks_of_a_coroutine_that_failed_see_no_exception_being_handled(io_loop):
+    @gen.coroutine
+    def fails_after_a_wait():
+        yield gen.moment
+        raise ValueError('failed')
+
+    handled = []
+    future = fails_after_a_wait()
+    future.add_done_callback(lambda done: handled.append(sys.exc_info()[0]))
+    with pytest.raises(ValueError):
+        io_loop.run_sync(lambda: future)
+    assert handled == [None]

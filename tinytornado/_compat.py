@@ -13,7 +13,7 @@ import six
 
 __all__ = [
     'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'monotonic', 'selectors', 'futures',
-    'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'format_exc_info',
+    'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'exc_clear', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
     'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable', 'UINT64_TYPECODE',
     'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX',
@@ -107,6 +107,15 @@ else:
         if value.__traceback__ is not exc_info[2]:
             value = value.with_traceback(exc_info[2])
         return generator.throw(value)
+
+
+if PY2:
+    # 2.7 shows the exception last handled in a frame (sys.exc_info()) to whatever that
+    # frame calls after its except clause, until the frame returns.
+    exc_clear = sys.exc_clear
+else:
+    def exc_clear():
+        """Nothing to do: 3.x forgets a handled exception at the end of its except clause."""
 
 
 def format_exc_info(exc_info):

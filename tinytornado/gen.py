@@ -44,7 +44,7 @@ import sys
 import types
 
 from tinytornado._compat import (
-    throw_exc_info, value_from_stop_iteration,
+    exc_clear, throw_exc_info, value_from_stop_iteration,
 )
 from tinytornado.concurrent import (
     _FINISHED, _PENDING, CancelledError, Future, TimeoutError, chain_future, future_set_exc_info,
@@ -269,8 +269,8 @@ class _PythonRunner(Runner):
                 except StopIteration as e:
                     value = value_from_stop_iteration(e)
                 except Exception:
-                    self._fail(sys.exc_info())
-                    return
+                    exc_info = sys.exc_info()
+                    break  # To fail outside this clause: see below.
                 else:
                     if yielded.__class__ is Future:
                         future = yielded
@@ -295,6 +295,10 @@ class _PythonRunner(Runner):
                     result_future._state = _FINISHED
                     result_future._run_callbacks()
                 return
+            # The generator raised. Its Future's callbacks may run here: they must see no
+            # exception being handled, as from the C run (and as from the loop, in Tornado).
+            exc_clear()
+            self._fail(exc_info)
         finally:
             self.running = False
             self.return_depth = 0  # The loop runs it next, or the next returning stack.
