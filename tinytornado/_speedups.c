@@ -187,8 +187,6 @@ typedef struct {
 
 #define RUNNER_ENDED(self) ((self)->gen == NULL || (self)->gen == Py_None)
 
-static PyObject *runner_run_done(RunnerCore *self, PyObject *done);
-
 /* self.io_loop.add_callback(self.run) */
 static int
 schedule_run(RunnerCore *self)
@@ -208,6 +206,35 @@ schedule_run(RunnerCore *self)
         return -1;
     Py_DECREF(result);
     return 0;
+}
+
+/* Take what the generator yielded (stolen) as run's loop and start_runner both take it: 1
+ * when self->future is now the Future to look at, 0 when it gave up the loop pass (a
+ * moment: run is scheduled), -1 with the error set. Anything but a Future or moment goes
+ * through handle_yield. */
+static int
+take_yielded(RunnerCore *self, PyObject *yielded)
+{
+    PyObject *result;
+    int taken;
+
+    if (Py_TYPE(yielded) == (PyTypeObject *)future_class) {
+        Py_XSETREF(self->future, yielded);
+        return 1;
+    }
+    if (yielded == moment) {
+        Py_DECREF(yielded);
+        Py_INCREF(resolved);
+        Py_XSETREF(self->future, resolved);
+        return schedule_run(self);
+    }
+    result = call_method((PyObject *)self, str_handle_yield, yielded);
+    Py_DECREF(yielded);
+    if (result == NULL)
+        return -1;
+    taken = PyObject_IsTrue(result);
+    Py_DECREF(result);
+    return taken;
 }
 
 /* gen.send(value): 1 with *result what it yielded; 0 with *result what it returned,
@@ -395,30 +422,13 @@ runner_loop(RunnerCore *self)
         }
         if (sent == 0)
             return resolve(self, yielded);
-        if (Py_TYPE(yielded) == (PyTypeObject *)future_class) {
-            future = yielded;
-            continue;
-        }
-        if (yielded == moment) {
-            Py_DECREF(yielded);
-            Py_INCREF(resolved);
-            Py_XSETREF(self->future, resolved);
-            if (schedule_run(self) < 0)
-                return NULL;
-            Py_RETURN_NONE;
-        }
-        attr = call_method((PyObject *)self, str_handle_yield, yielded);
-        Py_DECREF(yielded);
-        if (attr == NULL)
-            return NULL;
-        taken = PyObject_IsTrue(attr);
-        Py_DECREF(attr);
+        taken = take_yielded(self, yielded);
         if (taken < 0)
             return NULL;
         if (!taken)
             Py_RETURN_NONE;  /* It gave up the loop pass. */
-        /* What handle_yield left, read as the Python run reads it: a converter giving
-         * None fails at the next field read (None._state), as there. */
+        /* What handle_yield may have left, read as the Python run reads it: a converter
+         * giving None fails at the next field read (None._state), as there. */
         future = self->future != NULL ? self->future : Py_None;
         Py_INCREF(future);
     }
@@ -550,33 +560,16 @@ start_runner(PyObject *gen, PyObject *yielded)
     /* The Runner is the Future's canceller: see gen.Runner.__call__. */
     if (PyObject_SetAttr(future, str_canceller, (PyObject *)runner) < 0)
         goto error;
-    if (Py_TYPE(yielded) == (PyTypeObject *)future_class) {
-        Py_INCREF(yielded);
-        runner->future = yielded;
-    } else if (yielded == moment) {
-        Py_INCREF(resolved);
-        runner->future = resolved;
-        if (schedule_run(runner) < 0)
-            goto error;
-        Py_DECREF(runner);
-        return future;
-    } else {
-        result = call_method((PyObject *)runner, str_handle_yield, yielded);
+    Py_INCREF(yielded);
+    taken = take_yielded(runner, yielded);
+    if (taken < 0)
+        goto error;
+    if (taken) {
+        result = runner_run_done(runner, NULL);
         if (result == NULL)
             goto error;
-        taken = PyObject_IsTrue(result);
         Py_DECREF(result);
-        if (taken < 0)
-            goto error;
-        if (!taken) {
-            Py_DECREF(runner);
-            return future;
-        }
     }
-    result = runner_run_done(runner, NULL);
-    if (result == NULL)
-        goto error;
-    Py_DECREF(result);
     Py_DECREF(runner);
     return future;
 error:
