@@ -12,7 +12,8 @@ comma-separated list, e.g. ``asyncio,uvloop``) chooses others. ``uvloop`` needs 
 installed and has no virtual clock: a test that asks for one is skipped there.
 
 A test that looks inside tinytornado's own loop is marked ``own_loop_only(reason)`` and
-skipped on the others, with the reason.
+skipped on the others, with the reason. ``saved_ioloop_configuration`` and
+``no_current_loop`` isolate tests of IOLoop's process-wide and per-thread state.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -21,9 +22,10 @@ import os
 import pytest
 
 from tinytornado._compat import PY2
-from tinytornado.ioloop import IOLoop
+from tinytornado.ioloop import IOLoop, PollIOLoop
 
-__all__ = ['LOOP_KINDS', 'io_loop_class', 'loop_class_for', 'pytest_configure']
+__all__ = ['LOOP_KINDS', 'io_loop_class', 'loop_class_for', 'no_current_loop',
+           'pytest_configure', 'saved_ioloop_configuration']
 
 _DEFAULT_KINDS = 'tinytornado' if PY2 else 'tinytornado,asyncio'
 LOOP_KINDS = [kind.strip() for kind in
@@ -48,9 +50,9 @@ def io_loop_class(request):
 
 
 def loop_class_for(kind):
-    """`IOLoop`, or what builds the asyncio-backed loop of `kind`; skips what cannot run."""
+    """`PollIOLoop`, or what builds the asyncio-backed loop of `kind`; skips what can't run."""
     if kind == 'tinytornado':
-        return IOLoop
+        return PollIOLoop
     if PY2:
         pytest.skip('asyncio is Python 3 only')
     asyncio_platform = pytest.importorskip('tinytornado.platform.asyncio')
@@ -71,3 +73,25 @@ def _uvloop_class(base, uvloop):
             pytest.skip('uvloop keeps its own clock: no virtual time')
         return base(uvloop.new_event_loop(), close_loop=True, make_current=make_current)
     return make
+
+
+@pytest.fixture
+def saved_ioloop_configuration():
+    """The test may call IOLoop.configure; the next test finds the configuration as was."""
+    saved = IOLoop._save_configuration()
+    yield
+    IOLoop._restore_configuration(saved)
+
+
+@pytest.fixture
+def no_current_loop():
+    """The thread has no current loop during the test; one left current is closed."""
+    previous = IOLoop.current(instance=False)
+    IOLoop.clear_current()
+    yield
+    left = IOLoop.current(instance=False)
+    if left is not None:
+        left.close()
+    IOLoop.clear_current()
+    if previous is not None:
+        previous.make_current()

@@ -13,9 +13,9 @@ import pytest
 from loops import io_loop_class, loop_class_for  # noqa: F401  (io_loop_class: a fixture)
 from tinytornado import gen
 from tinytornado.concurrent import CancelledError, Future
-from tinytornado.ioloop import IOLoop
+from tinytornado.ioloop import IOLoop, PollIOLoop
 from tinytornado.platform.asyncio import (
-    AsyncIOLoop, AsyncIOMainLoop, to_asyncio_future, to_tinytornado_future,
+    AsyncIOLoop, AsyncIOMainLoop, BaseAsyncIOLoop, to_asyncio_future, to_tinytornado_future,
 )
 
 
@@ -374,6 +374,61 @@ def test_closing_closes_the_asyncio_loop_it_made():
     io_loop.add_callback(lambda: None)  # Dropped, as on a closed IOLoop.
     with pytest.raises(RuntimeError):
         io_loop.start()
+
+
+def test_the_asyncio_loop_is_a_sibling_with_nothing_of_the_own_loop():
+    assert PollIOLoop not in BaseAsyncIOLoop.__mro__
+    io_loop = AsyncIOLoop(make_current=False)
+    bare = asyncio.new_event_loop()
+    try:
+        assert isinstance(io_loop, IOLoop) and not isinstance(io_loop, PollIOLoop)
+        own_parts = ['_poller', '_waker', '_timers', '_timer_callbacks', '_callbacks']
+        assert [name for name in own_parts if hasattr(io_loop, name)] == []
+        # It watches no descriptor of its own: only asyncio's self-pipe, as a bare loop.
+        assert len(io_loop.asyncio_loop._selector.get_map()) == \
+            len(bare._selector.get_map())
+    finally:
+        bare.close()
+        io_loop.close()
+
+
+def test_a_refused_asyncio_loop_closes_the_asyncio_loop_it_made(io_loop, monkeypatch):
+    made = []
+    real_new_event_loop = asyncio.new_event_loop
+
+    def new_event_loop():
+        made.append(real_new_event_loop())
+        return made[-1]
+    monkeypatch.setattr(asyncio, 'new_event_loop', new_event_loop)
+    with pytest.raises(RuntimeError):
+        AsyncIOLoop(make_current=True)
+    assert [asyncio_loop.is_closed() for asyncio_loop in made] == [True]
+    assert IOLoop.current() is io_loop
+
+
+@pytest.mark.parametrize('impl', [AsyncIOLoop, 'tinytornado.platform.asyncio.AsyncIOLoop',
+                                  'tornado.platform.asyncio.AsyncIOLoop'])
+def test_ioloop_makes_the_configured_asyncio_loop(impl, saved_ioloop_configuration):
+    IOLoop.configure(impl)
+    io_loop = IOLoop(make_current=False)
+    io_loop.close()
+    assert type(io_loop) is AsyncIOLoop and io_loop.asyncio_loop.is_closed()
+
+
+def test_current_on_configured_asyncio_wraps_the_threads_asyncio_loop(
+        saved_ioloop_configuration, no_current_loop):
+    IOLoop.configure(AsyncIOLoop)
+    asyncio_loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(asyncio_loop)
+    try:
+        io_loop = IOLoop.current()
+        assert type(io_loop) is AsyncIOMainLoop and io_loop.asyncio_loop is asyncio_loop
+        # Coroutines run by asyncio's loop find it current: one loop for both.
+        assert asyncio_loop.run_until_complete(to_asyncio_future(double_later(4))) == 8
+        io_loop.close()
+    finally:
+        asyncio.set_event_loop(None)
+        asyncio_loop.close()
 
 
 def test_the_mix_asyncio_example(capsys):

@@ -311,12 +311,14 @@ def test_handlers_read_write_update_remove(loop):
     writer.close()
 
 
-def test_close_all_fds_closes_registered_sockets():
-    io_loop = IOLoop(make_current=False)
+def test_close_all_fds_closes_registered_sockets(io_loop_class):
+    io_loop = io_loop_class(make_current=False)
     reader, writer = socket.socketpair()
     io_loop.add_handler(reader, lambda fd, events: None, IOLoop.READ)
+    io_loop.add_handler(writer, lambda fd, events: None, IOLoop.WRITE)
+    io_loop.remove_handler(writer)
     io_loop.close(all_fds=True)
-    assert reader.fileno() == -1
+    assert (reader.fileno(), writer.fileno() != -1) == (-1, True)
     writer.close()
 
 

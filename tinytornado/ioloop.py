@@ -1,7 +1,13 @@
 """The IOLoop: one thread's callbacks, timers and I/O readiness, run in passes.
 
-Theory of operation
--------------------
+`IOLoop` is abstract, as in Tornado 5.1: it holds what does not depend on how a loop waits
+(the thread's current loop, `start`'s guards, `run_sync`, `add_future`, `call_later` and
+`add_timeout` over `call_at`). ``IOLoop()`` makes the configured class: `PollIOLoop`,
+tinytornado's own loop described below, unless `IOLoop.configure` chose another, such as
+`tinytornado.platform.asyncio.AsyncIOLoop`, which runs on asyncio's loop instead.
+
+Theory of operation (PollIOLoop)
+--------------------------------
 The loop keeps three things: a queue of callbacks ready to run, timers (a `TimerQueue` of
 handles sorted by deadline with bisect, and a dict from handle to callback), and a
 selector watching file descriptors. `start()` repeats one *pass* until `stop()`:
@@ -33,6 +39,7 @@ import collections
 import datetime
 import errno
 import functools
+import importlib
 import itertools
 import math
 import numbers
@@ -42,7 +49,7 @@ import socket
 import sys
 import threading
 
-from tinytornado._compat import get_ident, monotonic
+from tinytornado._compat import get_ident, monotonic, string_types
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
 from tinytornado.concurrent import (
@@ -50,7 +57,7 @@ from tinytornado.concurrent import (
 )
 from tinytornado.log import app_log
 
-__all__ = ['IOLoop', 'PeriodicCallback', 'TimeoutError']
+__all__ = ['IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
 
 _COMPACT_MIN_CANCELLED = 512
 # A timer's handle is a number, unique in the process (so a handle given to another loop's
@@ -97,41 +104,99 @@ _thread_state = threading.local()
 
 
 class IOLoop(object):
-    """A level-triggered I/O loop with callbacks and timers (see the module docstring).
+    """An I/O loop with callbacks and timers; abstract (see the module docstring).
 
-    Args:
-        make_current: True to become this thread's current loop (an error if there is one
-            already), False not to, None (default) to become current only if there is none.
-        time_func: the loop's clock, a callable returning seconds (default: monotonic).
+    ``IOLoop()`` makes the configured class, `PollIOLoop` by default. A loop class
+    implements the methods here that raise NotImplementedError, plus ``_run_until_stopped``
+    (run passes until stopped) and ``_release`` (let go of what the loop holds); its
+    `initialize` sets ``self.time``, its clock, and ends by calling this one.
     """
     NONE = 0
     READ = READ
     WRITE = WRITE
     ERROR = ERROR
 
-    def __init__(self, make_current=None, time_func=None):
-        self.time = time_func or monotonic
-        self._advance_clock = getattr(time_func, 'advance', None)
-        self._callbacks = collections.deque()
-        self._timers = TimerQueue()
-        # handle -> callback and handle -> args (only when there are some), live timers only
-        self._timer_callbacks = {}
-        self._timer_args = {}
-        self._poller = make_poller()
-        self._handlers = {}
-        self._running = False
+    # What IOLoop() makes: (a subclass, or None for the default; keyword arguments).
+    _configured = (None, {})
+
+    def __new__(cls, *args, **kwargs):
+        # The one piece of Tornado's Configurable kept, for IOLoop() to make the configured
+        # class. Construction is `initialize`, called here: as in Tornado 5.1, so legacy
+        # subclasses that override initialize() work. No loop class defines __init__, so
+        # the object.__init__ Python calls next does nothing.
+        if cls is IOLoop:
+            cls = IOLoop.configured_class()
+            configured_kwargs = IOLoop._configured[1]
+            if configured_kwargs:
+                kwargs = dict(configured_kwargs, **kwargs)
+        loop = object.__new__(cls)
+        loop.initialize(*args, **kwargs)
+        return loop
+
+    def initialize(self, make_current=None):
+        """Become this thread's current loop if `make_current` says so.
+
+        Args:
+            make_current: True to become current (an error if another loop is), False not
+                to, None (default) to become current only if the thread has no loop.
+        Raises:
+            RuntimeError: `make_current` is True and another loop is current; this loop
+                is closed then.
+        """
+        self._running = False  # Only while start() runs.
         self._stopped = False
         self._closed = False
-        self._thread_ident = None
-        self._waker = _Waker()
-        self.add_handler(self._waker.reader, self._waker.consume, self.READ)
-        if make_current is None:
-            if IOLoop.current(instance=False) is None:
-                self.make_current()
-        elif make_current:
-            if IOLoop.current(instance=False) is not None:
-                raise RuntimeError('this thread already has a current IOLoop')
+        current = IOLoop.current(instance=False)
+        if make_current and current is not None and current is not self:
+            self.close()  # Made for nothing: release what the subclass opened.
+            raise RuntimeError('this thread already has a current IOLoop')
+        if make_current or (make_current is None and current is None):
             self.make_current()
+
+    # -- which class IOLoop() makes ---------------------------------------------------
+
+    @classmethod
+    def configure(cls, impl, **kwargs):
+        """Make ``IOLoop()`` build `impl` with `kwargs` (under the caller's arguments).
+
+        Args:
+            impl: a subclass of this class, its dotted name (``'tornado.'`` names mean
+                tinytornado's), or None for the default, `PollIOLoop`.
+        Raises:
+            ImportError: no class by that name.
+            TypeError: `impl` is neither a class nor a name.
+            ValueError: `impl` is not a concrete subclass of this class.
+        """
+        if isinstance(impl, string_types):
+            impl = _import_class(impl)
+        if impl is not None:
+            if not isinstance(impl, type):
+                raise TypeError('IOLoop.configure takes an IOLoop subclass or its dotted '
+                                'name, not %r' % (impl,))
+            if not issubclass(impl, cls) or impl is IOLoop:
+                raise ValueError('Invalid subclass of %s: %s.%s' % (
+                    cls.__name__, impl.__module__, impl.__name__))
+        IOLoop._configured = (impl, kwargs)
+
+    @classmethod
+    def configured_class(cls):
+        return IOLoop._configured[0] or IOLoop.configurable_default()
+
+    @classmethod
+    def configurable_base(cls):
+        return IOLoop
+
+    @classmethod
+    def configurable_default(cls):
+        return PollIOLoop
+
+    @classmethod
+    def _save_configuration(cls):
+        return IOLoop._configured
+
+    @classmethod
+    def _restore_configuration(cls, saved):
+        IOLoop._configured = saved
 
     # -- current loop ---------------------------------------------------------------------
 
@@ -140,28 +205,50 @@ class IOLoop(object):
         """This thread's current loop; one is created if there is none and `instance`."""
         loop = getattr(_thread_state, 'instance', None)
         if loop is None and instance:
-            loop = IOLoop(make_current=True)
+            loop = IOLoop.configured_class()._new_current()
         return loop
+
+    @classmethod
+    def _new_current(cls):
+        """The loop current() makes for a thread that has none, when `cls` is configured."""
+        return IOLoop(make_current=True)
 
     @staticmethod
     def instance():
         """Alias of `current()`, as in Tornado 5."""
         return IOLoop.current()
 
+    @staticmethod
+    def initialized():
+        """Whether this thread has a current loop (Tornado 5 keeps it for legacy code)."""
+        return IOLoop.current(instance=False) is not None
+
     def make_current(self):
         _thread_state.instance = self
+
+    def install(self):
+        """Alias of `make_current()`, as in Tornado 5."""
+        self.make_current()
 
     @staticmethod
     def clear_current():
         _thread_state.instance = None
 
+    @staticmethod
+    def clear_instance():
+        """Alias of `clear_current()`, as in Tornado 5."""
+        IOLoop.clear_current()
+
     # -- running ------------------------------------------------------------------------
 
     def start(self):
-        """Run passes until `stop()`; if `stop()` came first, return at once."""
+        """Run passes until `stop()`; if `stop()` came first, return at once.
+
+        The loop is the thread's current one while it runs.
+        """
         if self._closed:
             raise RuntimeError('IOLoop is closed')
-        if self._running:
+        if self.is_running():
             raise RuntimeError('IOLoop is already running')
         if self._stopped:
             self._stopped = False
@@ -169,24 +256,19 @@ class IOLoop(object):
         previous = IOLoop.current(instance=False)
         self.make_current()
         self._running = True
-        self._thread_ident = get_ident()
         try:
-            while not self._stopped:
-                self._run_once()
+            self._run_until_stopped()
         finally:
             self._running = False
             self._stopped = False
-            self._thread_ident = None
             _thread_state.instance = previous
 
     def stop(self):
-        """Stop after the current pass; safe to call from any callback."""
-        self._stopped = True
-        if self._running and get_ident() != self._thread_ident:
-            self._waker.wake()
+        """Stop after the current pass; safe to call from any thread."""
+        raise NotImplementedError()
 
     def is_running(self):
-        return self._running
+        raise NotImplementedError()
 
     def run_sync(self, func, timeout=None, cancel_on_timeout=True):
         """Start the loop, run `func` (usually a coroutine), stop it, return its result.
@@ -250,23 +332,19 @@ class IOLoop(object):
         return value
 
     def close(self, all_fds=False):
-        """Release the selector and waker; with `all_fds`, close every registered fd too."""
+        """Release what the loop holds; with `all_fds`, close every watched file too.
+
+        `start()` must have returned (after `stop()`). Harmless on a closed loop.
+        """
         if self._running:
             raise RuntimeError('cannot close a running IOLoop; stop it first')
         if self._closed:
             return
         self._closed = True
-        self.remove_handler(self._waker.reader)
-        if all_fds:
-            for fileobj, _ in list(self._handlers.values()):
-                _close_quietly(fileobj)
-        self._handlers.clear()
-        self._poller.close()
-        self._waker.close()
-        self._callbacks.clear()
-        self._timers = TimerQueue()
-        self._timer_callbacks.clear()
-        self._timer_args.clear()
+        fileobjs = self.pending_work()[1] if all_fds else ()
+        self._release()
+        for fileobj in fileobjs:
+            _close_quietly(fileobj)
         if IOLoop.current(instance=False) is self:
             IOLoop.clear_current()
 
@@ -274,14 +352,11 @@ class IOLoop(object):
 
     def add_callback(self, callback, *args):
         """Run `callback(*args)` in the next pass. Safe to call from any thread."""
-        self._callbacks.append(functools.partial(callback, *args) if args else callback)
-        if self._thread_ident != get_ident():
-            self._waker.wake()
+        raise NotImplementedError()
 
     def add_callback_from_signal(self, callback, *args):
         """`add_callback` for signal handlers: no locks taken, always wakes the poll."""
-        self._callbacks.append(functools.partial(callback, *args) if args else callback)
-        self._waker.wake()
+        raise NotImplementedError()
 
     def spawn_callback(self, callback, *args):
         """Run `callback(*args)` in the next pass, detached from the caller."""
@@ -303,11 +378,113 @@ class IOLoop(object):
 
     def call_later(self, delay, callback, *args):
         """Run `callback(*args)` after `delay` seconds; returns a handle for remove_timeout."""
-        # Through call_at, which a loop on another scheduler (platform.asyncio) overrides.
         return self.call_at(self.time() + delay, callback, *args)
 
     def call_at(self, when, callback, *args):
         """Run `callback(*args)` at loop time `when`; returns a handle for remove_timeout."""
+        raise NotImplementedError()
+
+    def remove_timeout(self, timeout):
+        """Cancel a pending timer; harmless if it already ran or was already cancelled."""
+        raise NotImplementedError()
+
+    # -- file descriptors ---------------------------------------------------------------
+
+    def add_handler(self, fd, handler, events):
+        """Call `handler(fd, events)` when `fd` (an int or an object with fileno()) is ready."""
+        raise NotImplementedError()
+
+    def update_handler(self, fd, events):
+        raise NotImplementedError()
+
+    def remove_handler(self, fd):
+        """Stop watching `fd`; harmless if it is not watched."""
+        raise NotImplementedError()
+
+    def pending_work(self):
+        """What is still scheduled: ``(timers, fileobjs)``.
+
+        `timers` lists the live timers as ``(deadline, callback)`` in deadline order,
+        `fileobjs` the watched files (the loop's own left out). Test helpers use it to
+        report the work a test left behind.
+        """
+        raise NotImplementedError()
+
+    def _run_callback(self, callback, args):
+        try:
+            result = callback(*args)
+        except Exception:
+            _log_callback_error(callback)
+            return
+        if result is not None:
+            _watch_returned(result)
+
+
+class PollIOLoop(IOLoop):
+    """tinytornado's own loop: a level-triggered selector loop (see the module docstring).
+
+    Args:
+        make_current: as for `IOLoop.initialize`.
+        time_func: the loop's clock, a callable returning seconds (default: monotonic).
+    """
+
+    def initialize(self, make_current=None, time_func=None):
+        self.time = time_func or monotonic
+        self._advance_clock = getattr(time_func, 'advance', None)
+        self._callbacks = collections.deque()
+        self._timers = TimerQueue()
+        # handle -> callback and handle -> args (only when there are some), live timers only
+        self._timer_callbacks = {}
+        self._timer_args = {}
+        self._poller = make_poller()
+        self._handlers = {}
+        self._thread_ident = None
+        self._waker = _Waker()
+        self.add_handler(self._waker.reader, self._waker.consume, self.READ)
+        super(PollIOLoop, self).initialize(make_current)
+
+    # -- running ------------------------------------------------------------------------
+
+    def _run_until_stopped(self):
+        self._thread_ident = get_ident()
+        try:
+            while not self._stopped:
+                self._run_once()
+        finally:
+            self._thread_ident = None
+
+    def stop(self):
+        self._stopped = True
+        if self._running and get_ident() != self._thread_ident:
+            self._waker.wake()
+
+    def is_running(self):
+        return self._running
+
+    def _release(self):
+        self.remove_handler(self._waker.reader)
+        self._handlers.clear()
+        self._poller.close()
+        self._waker.close()
+        self._callbacks.clear()
+        self._timers = TimerQueue()
+        self._timer_callbacks.clear()
+        self._timer_args.clear()
+
+    # -- callbacks ----------------------------------------------------------------------
+
+    def add_callback(self, callback, *args):
+        self._callbacks.append(functools.partial(callback, *args) if args else callback)
+        if self._thread_ident != get_ident():
+            self._waker.wake()
+
+    def add_callback_from_signal(self, callback, *args):
+        self._callbacks.append(functools.partial(callback, *args) if args else callback)
+        self._waker.wake()
+
+    # -- timers -------------------------------------------------------------------------
+
+    def call_at(self, when, callback, *args):
         handle = next(_timer_handles)
         self._timers.push(when, handle)
         self._timer_callbacks[handle] = callback
@@ -316,7 +493,6 @@ class IOLoop(object):
         return handle
 
     def remove_timeout(self, timeout):
-        """Cancel a pending timer; harmless if it already ran or was already cancelled."""
         callbacks = self._timer_callbacks
         if callbacks.pop(timeout, None) is None:
             return
@@ -332,7 +508,6 @@ class IOLoop(object):
     # -- file descriptors ---------------------------------------------------------------
 
     def add_handler(self, fd, handler, events):
-        """Call `handler(fd, events)` when `fd` (an int or an object with fileno()) is ready."""
         fileno = _fileno(fd)
         self._poller.register(fileno, events | ERROR)
         self._handlers[fileno] = (fd, handler)
@@ -341,7 +516,6 @@ class IOLoop(object):
         self._poller.modify(_fileno(fd), events | ERROR)
 
     def remove_handler(self, fd):
-        """Stop watching `fd`; harmless if it is not watched."""
         fileno = _fileno(fd)
         if self._handlers.pop(fileno, None) is not None:
             try:
@@ -350,12 +524,6 @@ class IOLoop(object):
                 pass  # Closed already: the selector forgot it, or never can ask again.
 
     def pending_work(self):
-        """What is still scheduled: ``(timers, fileobjs)``.
-
-        `timers` lists the live timers as ``(deadline, callback)`` in deadline order,
-        `fileobjs` the watched files (the loop's own waker left out). Test helpers use it
-        to report the work a test left behind.
-        """
         callbacks = self._timer_callbacks
         timers = [(deadline, callbacks[handle]) for deadline, handle in self._timers
                   if handle in callbacks]
@@ -434,14 +602,6 @@ class IOLoop(object):
             if callback is not None:  # None: cancelled, maybe by a timer run before it
                 self._run_callback(callback, timer_args.pop(handle, ()) if timer_args else ())
 
-    def _run_callback(self, callback, args):
-        try:
-            result = callback(*args)
-        except Exception:
-            _log_callback_error(callback)
-            return
-        if result is not None:
-            _watch_returned(result)
 
 
 def _log_callback_error(callback):
@@ -518,6 +678,27 @@ class PeriodicCallback(object):
             missed = math.floor((now - self._next_deadline) / period)
             self._next_deadline += (missed + 1) * period
         self._timeout = self.io_loop.call_at(self._next_deadline, self._run)
+
+
+def _import_class(name):
+    """The class a dotted name names; ``tornado.x`` means ``tinytornado.x``.
+
+    So legacy code that switched its imports keeps its ``configure`` strings. Tornado
+    itself, even if installed, is never tried: its loops are not IOLoops of ours.
+    """
+    path = 'tiny' + name if name.startswith('tornado.') else name
+    module_name, _, class_name = path.rpartition('.')
+    try:
+        if not module_name:
+            raise ImportError('not a dotted name')
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ImportError('cannot import %r: %s' % (name, e))
+    try:
+        return getattr(module, class_name)
+    except AttributeError:
+        raise ImportError('cannot import %r: module %s has no %s'
+                          % (name, module_name, class_name))
 
 
 def _fileno(fd):

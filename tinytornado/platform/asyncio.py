@@ -8,10 +8,15 @@ How the loop maps onto asyncio
 ------------------------------
 `BaseAsyncIOLoop` is an `IOLoop` whose callbacks, timers and file descriptor handlers are
 asyncio's: ``add_callback`` is ``call_soon``, a handler is an asyncio reader and/or writer,
-and the loop's clock is the asyncio loop's. Tinytornado coroutines, asyncio tasks and
-asyncio libraries then share one loop and one thread. An asyncio pass runs the callbacks
-that were ready, then the I/O handlers, then the due timers: the order of tinytornado's
-own pass. Two things are kept that asyncio alone does not promise:
+and the loop's clock is the asyncio loop's. It is a sibling of tinytornado's own
+`PollIOLoop` under the abstract `IOLoop`, so it has no selector, timer queue or waker of
+tinytornado's. ``IOLoop.configure(AsyncIOLoop)`` makes ``IOLoop()`` an `AsyncIOLoop` and,
+as in Tornado 5.1, the loop ``IOLoop.current()`` creates an `AsyncIOMainLoop`.
+
+Tinytornado coroutines, asyncio tasks and asyncio libraries then share one loop and one
+thread. An asyncio pass runs the callbacks that were ready, then the I/O handlers, then
+the due timers: the order of tinytornado's own pass. Two things are kept that asyncio
+alone does not promise:
 
 - Timers with equal deadlines run in the order they were added: asyncio's heap compares
   deadlines only, so each distinct deadline gets one asyncio timer that runs its group.
@@ -38,7 +43,7 @@ from tinytornado import gen
 from tinytornado._compat import selectors
 from tinytornado._compat_py3 import asyncio_future_for
 from tinytornado.concurrent import CancelledError, Future
-from tinytornado.ioloop import IOLoop, _close_quietly, _fileno
+from tinytornado.ioloop import IOLoop, _fileno
 
 __all__ = [
     'BaseAsyncIOLoop', 'AsyncIOLoop', 'AsyncIOMainLoop', 'to_asyncio_future',
@@ -70,56 +75,37 @@ class _TimerGroup(object):
 class BaseAsyncIOLoop(IOLoop):
     """An `IOLoop` that runs on `asyncio_loop` (see the module docstring).
 
+    Closing it while an adopted asyncio loop runs is allowed (this is how an asyncio
+    program lets go of tinytornado); only `start()` must have returned.
+
     Args:
         asyncio_loop: the asyncio event loop (asyncio's own, uvloop's, ...).
         close_loop: close `asyncio_loop` too when this loop is closed.
-        make_current: as for `IOLoop`.
+        make_current: as for `IOLoop.initialize`.
     """
 
-    def __init__(self, asyncio_loop, close_loop=False, make_current=None):
+    def initialize(self, asyncio_loop, close_loop=False, make_current=None):
         self.asyncio_loop = asyncio_loop
+        self.time = asyncio_loop.time
         self._close_loop = close_loop
-        self._fd_handlers = {}
+        self._handlers = {}
         self._timer_groups = {}
-        self._stop_requested = False
-        self._in_start = False
-        self._closing = False
-        try:
-            IOLoop.__init__(self, make_current=make_current, time_func=asyncio_loop.time)
-        except Exception:
-            if close_loop:
-                asyncio_loop.close()
-            raise
-        # What the base class watched for itself (its waker) is not the user's work.
-        self._own_fds = frozenset(self._fd_handlers)
+        super(BaseAsyncIOLoop, self).initialize(make_current)
+
+    @classmethod
+    def _new_current(cls):
+        # As in Tornado 5.1: with asyncio configured, a thread's loop wraps the thread's
+        # asyncio loop, so asyncio code (get_event_loop().run_until_complete) shares it.
+        return AsyncIOMainLoop(make_current=True)
 
     # -- running ------------------------------------------------------------------------
 
-    def start(self):
-        """Run the asyncio loop until `stop()`; if `stop()` came first, return at once."""
-        if self._closing:
-            raise RuntimeError('IOLoop is closed')
-        if self.is_running():
-            raise RuntimeError('IOLoop is already running')
-        if self._stop_requested:
-            self._stop_requested = False
-            return
-        previous = IOLoop.current(instance=False)
-        self.make_current()
-        self._in_start = True
-        try:
-            self.asyncio_loop.run_forever()
-        finally:
-            self._in_start = False
-            if previous is None:
-                IOLoop.clear_current()
-            else:
-                previous.make_current()
+    def _run_until_stopped(self):
+        self.asyncio_loop.run_forever()
 
     def stop(self):
-        """Stop after the current pass; safe to call from any thread."""
         if not self.is_running():
-            self._stop_requested = True
+            self._stopped = True
         elif asyncio._get_running_loop() is self.asyncio_loop:
             self.asyncio_loop.stop()
         else:
@@ -129,34 +115,19 @@ class BaseAsyncIOLoop(IOLoop):
         """True while the asyncio loop runs, whether `start()` or someone else runs it."""
         return self.asyncio_loop.is_running()
 
-    def close(self, all_fds=False):
-        """Stop watching every fd (closing them with `all_fds`) and drop pending timers;
-        the asyncio loop is closed too if this loop owns it.
-
-        An adopted asyncio loop may be running (this is how an asyncio program lets go of
-        tinytornado); only `start()` must have returned.
-        """
-        if self._in_start:
-            raise RuntimeError('cannot close a running IOLoop; stop it first')
-        if self._closing:
-            return
-        self._closing = True
-        for fileno, (fileobj, _) in list(self._fd_handlers.items()):
+    def _release(self):
+        for fileno in list(self._handlers):
             self.remove_handler(fileno)
-            if all_fds and fileno not in self._own_fds:
-                _close_quietly(fileobj)
         for group in self._timer_groups.values():
             group.handle.cancel()
             group.handle = None  # A later remove_timeout has nothing to cancel.
         self._timer_groups.clear()
-        IOLoop.close(self)
         if self._close_loop:
             self.asyncio_loop.close()
 
     # -- callbacks ----------------------------------------------------------------------
 
     def add_callback(self, callback, *args):
-        """Run `callback(*args)` in the next pass. Safe to call from any thread."""
         if asyncio._get_running_loop() is self.asyncio_loop:
             self.asyncio_loop.call_soon(self._run_callback, callback, args)
         else:
@@ -174,7 +145,6 @@ class BaseAsyncIOLoop(IOLoop):
     # -- timers -------------------------------------------------------------------------
 
     def call_at(self, when, callback, *args):
-        """Run `callback(*args)` at loop time `when`; returns a handle for remove_timeout."""
         group = self._timer_groups.get(when)
         if group is None:
             group = self._timer_groups[when] = _TimerGroup(when)
@@ -185,7 +155,6 @@ class BaseAsyncIOLoop(IOLoop):
         return timeout
 
     def remove_timeout(self, timeout):
-        """Cancel a pending timer; harmless if it already ran or was already cancelled."""
         group = timeout.group
         if group is None:
             return
@@ -209,34 +178,29 @@ class BaseAsyncIOLoop(IOLoop):
     # -- file descriptors ---------------------------------------------------------------
 
     def add_handler(self, fd, handler, events):
-        """Call `handler(fd, events)` when `fd` (an int or an object with fileno()) is ready."""
         fileno = _fileno(fd)
-        if fileno in self._fd_handlers:
+        if fileno in self._handlers:
             raise KeyError('%r (fd %d) is already registered' % (fd, fileno))
-        self._fd_handlers[fileno] = (fd, handler)
+        self._handlers[fileno] = (fd, handler)
         self._watch(fileno, events)
 
     def update_handler(self, fd, events):
         fileno = _fileno(fd)
-        if fileno not in self._fd_handlers:
+        if fileno not in self._handlers:
             raise KeyError('%r (fd %d) is not registered' % (fd, fileno))
         self._watch(fileno, events)
 
     def remove_handler(self, fd):
-        """Stop watching `fd`; harmless if it is not watched."""
         fileno = _fileno(fd)
-        if self._fd_handlers.pop(fileno, None) is not None:
+        if self._handlers.pop(fileno, None) is not None:
             self.asyncio_loop.remove_reader(fileno)
             self.asyncio_loop.remove_writer(fileno)
 
     def pending_work(self):
-        """What is still scheduled: ``(timers, fileobjs)``, as `IOLoop.pending_work`."""
         timers = [(group.deadline, timeout.callback)
                   for group in sorted(self._timer_groups.values(), key=_deadline)
                   for timeout in group.timeouts if timeout.callback is not None]
-        fileobjs = [fileobj for fileno, (fileobj, _) in self._fd_handlers.items()
-                    if fileno not in self._own_fds]
-        return timers, fileobjs
+        return timers, [fileobj for fileobj, _ in self._handlers.values()]
 
     def _watch(self, fileno, events):
         asyncio_loop = self.asyncio_loop
@@ -251,7 +215,7 @@ class BaseAsyncIOLoop(IOLoop):
             asyncio_loop.remove_writer(fileno)
 
     def _handle_events(self, fileno, events):
-        entry = self._fd_handlers.get(fileno)
+        entry = self._handlers.get(fileno)
         if entry is not None:
             self._run_callback(entry[1], (entry[0], events))
 
@@ -267,19 +231,19 @@ class AsyncIOLoop(BaseAsyncIOLoop):
     makes it a uvloop loop.
 
     Args:
-        make_current: as for `IOLoop`.
+        make_current: as for `IOLoop.initialize`.
         time_func: a clock to run on instead (a selector loop is made to read it); a clock
             with ``advance(seconds)``, such as `tinytornado.testing.VirtualClock`, is
             moved to the next deadline instead of sleeping, as on tinytornado's own loop.
     """
 
-    def __init__(self, make_current=None, time_func=None):
+    def initialize(self, make_current=None, time_func=None):
         if time_func is None:
             asyncio_loop = asyncio.new_event_loop()
         else:
             asyncio_loop = _ClockEventLoop(time_func)
-        BaseAsyncIOLoop.__init__(self, asyncio_loop, close_loop=True,
-                                 make_current=make_current)
+        super(AsyncIOLoop, self).initialize(asyncio_loop, close_loop=True,
+                                            make_current=make_current)
 
 
 class AsyncIOMainLoop(BaseAsyncIOLoop):
@@ -289,9 +253,9 @@ class AsyncIOMainLoop(BaseAsyncIOLoop):
     asyncio program before calling tinytornado code: ``AsyncIOMainLoop().make_current()``.
     """
 
-    def __init__(self, make_current=None):
+    def initialize(self, make_current=None):
         asyncio_loop = asyncio._get_running_loop() or asyncio.get_event_loop()
-        BaseAsyncIOLoop.__init__(self, asyncio_loop, make_current=make_current)
+        super(AsyncIOMainLoop, self).initialize(asyncio_loop, make_current=make_current)
 
 
 class _ClockEventLoop(asyncio.SelectorEventLoop):
