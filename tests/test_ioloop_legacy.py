@@ -1,6 +1,8 @@
 """Tornado 5.1's IOLoop API that legacy code uses: configure, the abstract IOLoop and its
-PollIOLoop, initialize, and the Tornado 5 aliases."""
+PollIOLoop, initialize, the Tornado 5 aliases, and PeriodicCallback's schedule."""
 from __future__ import absolute_import, division, print_function
+
+import random
 
 import pytest
 
@@ -167,3 +169,93 @@ def test_start_and_close_are_refused_while_running_and_start_once_closed(io_loop
     assert errors + [str(caught.value)] == [
         'IOLoop is already running', 'cannot close a running IOLoop; stop it first',
         'IOLoop is closed']
+
+
+# -- PeriodicCallback ------------------------------------------------------------------
+
+@pytest.fixture
+def virtual_clock():
+    return VirtualClock(start=1000.0)
+
+
+def run_periodic(io_loop, clock, durations, jitter=0):
+    """Run a 10-second PeriodicCallback whose runs take `durations` (seconds, negative for
+    a clock that goes back during the run); the clock's reading at each run."""
+    runs = []
+
+    def tick():
+        runs.append(clock())
+        if len(runs) == len(durations):
+            periodic.stop()
+            io_loop.stop()
+        clock.advance(durations[len(runs) - 1])
+
+    periodic = PeriodicCallback(tick, 10000, jitter=jitter)
+    periodic.start()
+    io_loop.start()
+    return runs
+
+
+def test_periodic_callback_runs_every_period(io_loop, virtual_clock):
+    assert run_periodic(io_loop, virtual_clock, [0] * 5) == [1010, 1020, 1030, 1040, 1050]
+
+
+def test_periodic_callback_skips_the_periods_a_run_overran(io_loop, virtual_clock):
+    durations = [9, 9, 10, 11, 20, 20, 35, 35, 0, 0, 0]
+    assert run_periodic(io_loop, virtual_clock, durations) == [
+        1010, 1020, 1030,  # On schedule.
+        1050, 1070,  # 10 and 11 seconds: one period missed.
+        1100, 1130,  # 20 seconds: two.
+        1170, 1210,  # 35 seconds: three.
+        1220, 1230,  # Back to one period.
+    ]
+
+
+def test_periodic_callback_advances_when_the_clock_goes_back(io_loop, virtual_clock):
+    assert run_periodic(io_loop, virtual_clock, [-2, -1, -3, -2, 0]) == [
+        1010, 1020, 1030, 1040, 1050]
+
+
+def test_periodic_callback_after_a_long_step_back_waits_it_out(io_loop, virtual_clock):
+    # The run at 1010 sets the clock to 910; the next comes a period on, at 1020.
+    assert run_periodic(io_loop, virtual_clock, [-100, 0, 0]) == [1010, 1020, 1030]
+
+
+def test_periodic_callback_jitter_varies_each_period(io_loop, virtual_clock, monkeypatch):
+    draws = [0.5, 1, 0, 0.75]  # Periods: 10, 12.5, 7.5, 11.25 seconds.
+    monkeypatch.setattr(random, 'random', lambda: draws.pop(0))
+    runs = run_periodic(io_loop, virtual_clock, [0] * 4, jitter=0.5)
+    assert (runs, draws) == ([1010, 1022.5, 1030, 1041.25], [])
+
+
+@pytest.mark.parametrize('callback_time', [0, -1, -0.5])
+def test_periodic_callback_time_must_be_positive(callback_time):
+    with pytest.raises(ValueError) as caught:
+        PeriodicCallback(lambda: None, callback_time)
+    assert repr(callback_time) in str(caught.value)
+
+
+def test_periodic_callback_stops_and_starts_again_from_then(io_loop, virtual_clock):
+    runs = []
+
+    def tick():
+        runs.append(virtual_clock())
+        if len(runs) == 2:
+            periodic.stop()
+            io_loop.call_later(25, restart)
+        if len(runs) == 5:  # Two runs, the restart, two runs.
+            periodic.stop()
+            io_loop.stop()
+
+    def restart():
+        runs.append(('restart', virtual_clock()))
+        periodic.start()
+
+    periodic = PeriodicCallback(tick, 500)
+    assert periodic.is_running() is False
+    periodic.start()
+    assert periodic.is_running() is True
+    io_loop.start()
+    assert periodic.is_running() is False
+    assert runs == [1000.5, 1001, ('restart', 1026), 1026.5, 1027]
+    assert io_loop.pending_work()[0] == []

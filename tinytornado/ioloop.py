@@ -627,25 +627,37 @@ def _log_failure(future):
 class PeriodicCallback(object):
     """Call `callback` every `callback_time` milliseconds once started.
 
-    A run that comes due while the loop was busy is skipped, not made up: after a stall
-    the schedule moves to the next multiple of the period instead of firing in a burst.
+    Runs keep to the schedule set at `start()`: a run that overruns its period makes the
+    loop skip the runs it missed (no burst to catch up), and the next one comes at the
+    next whole period after the run ended. A clock that goes backwards during a run still
+    moves the next run one period on.
+
+    Args:
+        jitter: the period of each run varies at random by up to ``jitter / 2`` of it
+            either way (0.1: 95% to 105%), so that periodic work of many processes
+            spreads out.
+    Raises:
+        ValueError: `callback_time` is not positive.
     """
 
     def __init__(self, callback, callback_time, jitter=0):
         if callback_time <= 0:
-            raise ValueError('PeriodicCallback callback_time must be positive')
+            raise ValueError('PeriodicCallback callback_time must be positive, not %r'
+                             % (callback_time,))
         self.callback = callback
         self.callback_time = callback_time
         self.jitter = jitter
         self.io_loop = None
         self._running = False
         self._timeout = None
-        self._next_deadline = None
+        # Tornado 5.1's names, which its tests and some legacy code read: the deadline
+        # (loop time) of the next run.
+        self._next_timeout = None
 
     def start(self):
         self.io_loop = IOLoop.current()
         self._running = True
-        self._next_deadline = self.io_loop.time()
+        self._next_timeout = self.io_loop.time()
         self._schedule_next()
 
     def stop(self):
@@ -668,16 +680,23 @@ class PeriodicCallback(object):
             self._schedule_next()
 
     def _schedule_next(self):
-        if not self._running:
-            return
+        if self._running:
+            self._update_next(self.io_loop.time())
+            self._timeout = self.io_loop.call_at(self._next_timeout, self._run)
+
+    def _update_next(self, current_time):
+        """Move `_next_timeout` past `current_time`, on the schedule (see the class)."""
         period = self.callback_time / 1000.0
         if self.jitter:
             period *= 1 + self.jitter * (random.random() - 0.5)
-        now = self.io_loop.time()
-        if self._next_deadline <= now:
-            missed = math.floor((now - self._next_deadline) / period)
-            self._next_deadline += (missed + 1) * period
-        self._timeout = self.io_loop.call_at(self._next_deadline, self._run)
+        if self._next_timeout <= current_time:
+            missed = math.floor((current_time - self._next_timeout) / period)
+            self._next_timeout += (missed + 1) * period
+        else:
+            # The clock went back: without this the run would come again at the same
+            # deadline. A small step back (a clock adjusted by NTP) is not worth a change
+            # of schedule.
+            self._next_timeout += period
 
 
 def _import_class(name):
