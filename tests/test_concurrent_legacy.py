@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 from tinytornado import gen
-from tinytornado._compat import futures, get_ident
+from tinytornado._compat import PY2, futures, get_ident
 from tinytornado.concurrent import (
     Future, InvalidStateError, ReturnValueIgnoredError, dummy_executor, return_future,
     run_on_executor,
@@ -396,3 +396,8 @@ def test_dummy_executor_runs_at_once():
         dummy_executor.submit(raise_in_worker).result()
     assert 'raise_in_worker' in frame_names(info.tb)
     dummy_executor.shutdown()
+
+
+if not PY2:  # ``await`` on these Futures: cases 2.7 cannot parse.
+    pytest.register_assert_rewrite('concurrent_legacy_cases_py3')
+    from concurrent_legacy_cases_py3 import *  # noqa: E402,F401,F403
