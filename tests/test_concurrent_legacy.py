@@ -4,6 +4,7 @@ Futures handed to the loop. Real thread pools; threads meet on Events, never sle
 from __future__ import absolute_import, division, print_function
 
 import multiprocessing
+import os
 import threading
 import traceback
 import warnings
@@ -39,6 +40,16 @@ def legacy(fn):
     """`return_future(fn)`, checking the decorator's DeprecationWarning."""
     with pytest.warns(DeprecationWarning):
         return return_future(fn)
+
+
+def this_file():
+    return os.path.splitext(os.path.abspath(__file__))[0]
+
+
+def caller_file(caught):
+    """Where the (only) warning caught says it comes from, without extension."""
+    assert len(caught) == 1
+    return os.path.splitext(os.path.abspath(caught[0].filename))[0]
 
 
 def frame_names(tb):
@@ -119,8 +130,9 @@ def test_run_on_executor_callback_is_called_on_the_loop_and_future_returned(io_l
 
     def callback(result):
         called.set_result((result[0], get_ident()))
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning) as caught:
         future = worker.bare(20, extra=1, callback=callback)
+    assert caller_file(caught) == this_file(), 'the warning names the calling line'
     assert isinstance(future, Future)
     assert (yield called) == (21, get_ident())
     assert future.result()[0] == 21
@@ -247,8 +259,9 @@ def test_return_future_resolves_through_the_loop(io_loop, calls_back_later):
 
 def test_return_future_caller_callback_by_keyword_or_position(calls_back_now):
     trace = []
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning) as caught:
         future = calls_back_now(1, callback=trace.append)
+    assert caller_file(caught) == this_file(), 'the warning names the calling line'
     with pytest.warns(DeprecationWarning):
         calls_back_now(2, trace.append)
     assert trace == [2, 4], 'called back before returning: the callbacks ran at once'
