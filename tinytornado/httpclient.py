@@ -32,10 +32,10 @@ from tinytornado._http1connection import Exchange, data_at_close
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
 from tinytornado._httppool import ConnectionPool
 from tinytornado._httprequest import (
-    RequestProxy, SSLContexts, format_timestamp, native_url, redirected_request,
+    RequestProxy, SSLContexts, native_url, redirected_request,
 )
 from tinytornado.concurrent import CancelledError, Future
-from tinytornado.httputil import HTTPHeaders, DEFAULT_MAX_HEADER_SIZE
+from tinytornado.httputil import HTTPHeaders, DEFAULT_MAX_HEADER_SIZE, format_timestamp
 from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import StreamClosedError
 from tinytornado.netutil import OverrideResolver, Resolver
