@@ -8,7 +8,6 @@ it holds the thread while it fetches.
 from __future__ import absolute_import, division, print_function
 
 import gc
-import socket
 import threading
 import warnings
 

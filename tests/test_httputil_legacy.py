@@ -122,16 +122,6 @@ def test_parse_request_start_line():
     assert (parsed.method, parsed.path, parsed.version) == ('GET', '/foo?a=b', 'HTTP/1.1')
 
 
-@pytest.mark.parametrize('line', [
-    'GET /foo', 'GET /foo HTTP/1.1 extra', 'GET /a b HTTP/1.1', 'GET  /foo HTTP/1.1',
-    'GET /foo HTTP/2.0', 'GET /foo HTTP/1.10', 'GET /foo http/1.1', '',
-])
-def test_parse_request_start_line_refuses_malformed_lines(line):
-    with pytest.raises(HTTPInputError) as caught:
-        parse_request_start_line(line)
-    assert repr(line) in str(caught.value)
-
-
 @pytest.mark.parametrize('line, expected', [
     ('HTTP/1.1 200 OK', ('HTTP/1.1', 200, 'OK')),
     ('HTTP/1.0 404 Not Found', ('HTTP/1.0', 404, 'Not Found')),
@@ -145,11 +135,20 @@ def test_parse_response_start_line(line, expected):
     assert (parsed.version, parsed.code, parsed.reason) == expected
 
 
-@pytest.mark.parametrize('line', [
+BAD_REQUEST_LINES = [
+    'GET /foo', 'GET /foo HTTP/1.1 extra', 'GET /a b HTTP/1.1', 'GET  /foo HTTP/1.1',
+    'GET /foo HTTP/2.0', 'GET /foo HTTP/1.10', 'GET /foo http/1.1', '',
+]
+BAD_STATUS_LINES = [
     'HTTP/2 200 OK', 'HTTP/1.1 20 OK', 'HTTP/1.1 2000 OK', 'http/1.1 200 OK',
     'HTTP/1.1 200 O\x00K', 'HTTP/1.1 200 OK\r\nServer: x', 'HTTP/1.1 200 OK\n', '',
-])
-def test_parse_response_start_line_refuses_malformed_lines(line):
+]
+
+
+@pytest.mark.parametrize('parse, line', (
+    [(parse_request_start_line, line) for line in BAD_REQUEST_LINES] +
+    [(parse_response_start_line, line) for line in BAD_STATUS_LINES]))
+def test_malformed_start_lines_are_refused_saying_so(parse, line):
     with pytest.raises(HTTPInputError) as caught:
-        parse_response_start_line(line)
-    assert str(caught.value).startswith('malformed HTTP response start line: ')
+        parse(line)
+    assert str(caught.value).startswith('malformed HTTP ') and repr(line) in str(caught.value)

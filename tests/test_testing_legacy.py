@@ -7,13 +7,13 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 import unittest
 import warnings
 
 import pytest
 
 import tinytornado
+from test_testing import run_case
 from tinytornado import gen
 from tinytornado._compat import PY2
 from tinytornado.ioloop import IOLoop
@@ -24,17 +24,6 @@ from tinytornado.testing import (
 )
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(tinytornado.__file__)))
-
-
-def run_case(case_class, *names):
-    result = unittest.TestResult()
-    for name in names:
-        case_class(name).run(result)
-    return result
-
-
-def problems(result):
-    return [text for _, text in result.errors + result.failures]
 
 
 # -- AsyncTestCase, as Tornado's testing_test uses it ---------------------------------
