@@ -143,14 +143,21 @@ def test_unknown_style_is_refused():
         LogFormatter(style='<')
 
 
-def test_dict_config_can_make_it(make_logger, tmpdir):
+@pytest.mark.parametrize('formatter, expected', [
+    ({'()': LogFormatter, 'color': False, 'fmt': '%(levelname)s %(message)s'},
+     'ERROR configured\n'),
+    # The class form (3.x) passes (format, datefmt, style), format None when not given.
+    pytest.param({'class': 'tinytornado.log.LogFormatter', 'datefmt': '%Y'},
+                 '[E YYYY test_log:NN] configured\n',
+                 marks=pytest.mark.skipif(PY2, reason="2.7's dictConfig has no 'class'")),
+])
+def test_dict_config_can_make_it(tmpdir, formatter, expected):
     filename = str(tmpdir.join('configured.log'))
     logging.config.dictConfig({
         'version': 1,
         'incremental': False,
         'disable_existing_loggers': False,
-        'formatters': {'tornado': {'()': LogFormatter, 'color': False,
-                                   'fmt': '%(levelname)s %(message)s'}},
+        'formatters': {'tornado': formatter},
         'handlers': {'file': {'class': 'logging.FileHandler', 'filename': filename,
                               'formatter': 'tornado'}},
         'loggers': {'test_log.configured': {'handlers': ['file'], 'propagate': False}},
@@ -163,7 +170,7 @@ def test_dict_config_can_make_it(make_logger, tmpdir):
             logger.removeHandler(handler)
             handler.close()
     with open(filename) as f:
-        assert f.read() == 'ERROR configured\n'
+        assert re.sub(r'[0-9]{4} test_log:[0-9]+', 'YYYY test_log:NN', f.read()) == expected
 
 
 COLOR_PROBE = '''

@@ -90,7 +90,9 @@ class LogFormatter(logging.Formatter):
 
     Args:
         fmt: the line's format; besides the LogRecord attributes it may use ``color``
-            and ``end_color``, which surround the colored part.
+            and ``end_color``, which surround the colored part. None (what
+            `logging.config.dictConfig` passes when its config has no 'format') is the
+            default.
         datefmt: strftime format of ``asctime``.
         style: how `fmt` is written: '%' (the default), '{' or '$', as in `logging`.
             (Tornado 5.1 takes the argument and ignores it.)
@@ -113,7 +115,7 @@ class LogFormatter(logging.Formatter):
         if style not in _STYLES:
             raise ValueError('style must be one of %s, not %r' % (', '.join(_STYLES), style))
         logging.Formatter.__init__(self, datefmt=datefmt)
-        self._fmt = fmt
+        self._fmt = self.DEFAULT_FORMAT if fmt is None else fmt
         self._render = _STYLES[style]
         # level -> the code that starts its color, and the code that ends any; Tornado's
         # attribute names, which its tests set to fake a terminal.
