@@ -198,8 +198,19 @@ def formatted_on_a_terminal(term, arguments='', tty=True):
     return output.decode('ascii').splitlines()
 
 
-@pytest.mark.skipif(sys.platform == 'win32', reason='no pseudo-terminals')
+def skip_without_a_color_terminal():
+    """Skip unless there are pseudo-terminals and curses knows xterm-256color (checked in
+    a child process: curses sets up its terminal once per process)."""
+    if sys.platform == 'win32':
+        pytest.skip('no pseudo-terminals')
+    probe = "import curses, sys; curses.setupterm('xterm-256color', sys.stdout.fileno())"
+    if subprocess.call([sys.executable, '-c', probe], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE) != 0:
+        pytest.skip('no curses or no terminfo entry for xterm-256color')
+
+
 def test_colors_on_a_terminal_that_has_them():
+    skip_without_a_color_terminal()
     error, info, other = formatted_on_a_terminal('xterm-256color')
     # setaf 1 (red) for ERROR, 2 (green) for INFO; sgr0 ends the color.
     assert error.startswith(r"'\x1b[31m[E ") and info.startswith(r"'\x1b[32m[I ")
@@ -207,8 +218,8 @@ def test_colors_on_a_terminal_that_has_them():
     assert other.startswith("'[L ")  # 'Level 5': no color, as for any unlisted level
 
 
-@pytest.mark.skipif(sys.platform == 'win32', reason='no pseudo-terminals')
 def test_custom_colors():
+    skip_without_a_color_terminal()
     error, info, _ = formatted_on_a_terminal('xterm-256color', 'colors={40: 5}')
     assert error.startswith(r"'\x1b[35m[E ") and info.startswith("'[I ")
 
