@@ -13,6 +13,7 @@ import collections
 import datetime
 import os
 import shutil
+import socket
 import tempfile
 import time
 import warnings
@@ -20,9 +21,9 @@ import warnings
 import pytest
 import six
 
+from tinytornado.iostream import IOStream
 
-__all__ = ['open_fds', 'tls_files', 'TLSFiles',
-           'run', 'TEST_HOSTNAME']
+__all__ = ['open_fds', 'tls_files', 'TLSFiles', 'run', 'stream_pair', 'TEST_HOSTNAME']
 
 TEST_HOSTNAME = 'tinytornado.test'
 RUN_TIMEOUT = 30
@@ -36,6 +37,17 @@ _tls_files = []
 def run(io_loop, func, timeout=RUN_TIMEOUT):
     """io_loop.run_sync with a limit, so a hung test fails instead of hanging."""
     return io_loop.run_sync(func, timeout=timeout)
+
+
+@pytest.fixture
+def stream_pair(io_loop):
+    """Two IOStreams joined by a socketpair; closed after the test. A test module that
+    imports this fixture can use it."""
+    left, right = socket.socketpair()
+    streams = IOStream(left), IOStream(right)
+    yield streams
+    for stream in streams:
+        stream.close()
 
 
 def open_fds():

@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from net_helpers import TEST_HOSTNAME, open_fds, run, tls_files
+from net_helpers import TEST_HOSTNAME, open_fds, run, stream_pair, tls_files  # noqa: F401
 from tinytornado import gen
 from tinytornado._bytebuffer import ByteBuffer
 from tinytornado.concurrent import CancelledError, Future
@@ -23,16 +23,6 @@ MESSAGES = [b'alpha\r\n', b'\r\n', b'beta gamma\r\n', b'\x00\xff' * 2600 + b'\r\
             b'omega\r\n']
 PAYLOAD = b''.join(MESSAGES)
 PARTIAL_LIMIT = 1000
-
-
-@pytest.fixture
-def stream_pair(io_loop):
-    """Two IOStreams joined by a socketpair; closed after the test."""
-    left, right = socket.socketpair()
-    streams = IOStream(left), IOStream(right)
-    yield streams
-    for stream in streams:
-        stream.close()
 
 
 # -- every read mode, with data arriving whole, byte by byte and coalesced -------------
