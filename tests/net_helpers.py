@@ -23,7 +23,8 @@ import six
 
 from tinytornado.iostream import IOStream
 
-__all__ = ['open_fds', 'tls_files', 'TLSFiles', 'run', 'stream_pair', 'TEST_HOSTNAME']
+__all__ = ['open_fds', 'tls_files', 'TLSFiles', 'run', 'stream_pair', 'unix_socket_path',
+           'TEST_HOSTNAME']
 
 TEST_HOSTNAME = 'tinytornado.test'
 RUN_TIMEOUT = 30
@@ -48,6 +49,16 @@ def stream_pair(io_loop):
     yield streams
     for stream in streams:
         stream.close()
+
+
+@pytest.fixture
+def unix_socket_path():
+    """A path for a Unix socket in a new directory, removed after the test. The directory
+    is short-named: a socket's path must fit in about 100 bytes, which pytest's tmpdir
+    for a long test name does not."""
+    directory = tempfile.mkdtemp(prefix='tt-')
+    yield os.path.join(directory, 'socket')
+    shutil.rmtree(directory, True)
 
 
 def open_fds():
