@@ -21,10 +21,11 @@ import warnings
 import pytest
 import six
 
-from tinytornado.iostream import IOStream
+from tinytornado.iostream import IOStream, SSLIOStream
+from tinytornado.netutil import bind_sockets
 
-__all__ = ['open_fds', 'tls_files', 'TLSFiles', 'run', 'stream_pair', 'unix_socket_path',
-           'TEST_HOSTNAME']
+__all__ = ['open_fds', 'tls_files', 'TLSFiles', 'tls_server_and_client', 'run', 'stream_pair',
+           'unix_socket_path', 'TEST_HOSTNAME']
 
 TEST_HOSTNAME = 'tinytornado.test'
 RUN_TIMEOUT = 30
@@ -76,6 +77,18 @@ def tls_files():
                                 'certificates with the cryptography package')
             _tls_files.append(_make_tls_files())
     return _tls_files[0]
+
+
+def tls_server_and_client(server_class):
+    """A `server_class` (a TCPServer) serving TLS with the test certificate on a loopback
+    port, and an unconnected SSLIOStream that trusts it: ``(server, address, client)``."""
+    files = tls_files()
+    server = server_class(ssl_options={'certfile': files.server_cert,
+                                       'keyfile': files.server_key})
+    listener = bind_sockets(0, '127.0.0.1')[0]
+    server.add_socket(listener)
+    client = SSLIOStream(socket.socket(), ssl_options={'ca_certs': files.ca_cert})
+    return server, listener.getsockname(), client
 
 
 def _make_tls_files():

@@ -11,7 +11,7 @@ import warnings
 
 import pytest
 
-from net_helpers import run, stream_pair, tls_files  # noqa: F401
+from net_helpers import run, stream_pair, tls_server_and_client  # noqa: F401
 from tinytornado import gen
 from tinytornado.concurrent import Future
 from tinytornado.iostream import (
@@ -36,10 +36,11 @@ def recorder(trace, name):
     return callback, called
 
 
-def into_buffer(size):
-    """read_into's arguments for a buffer of `size`, and what turns its count to bytes."""
-    buf = bytearray(size)
-    return buf, lambda count: bytes(buf[:count])
+def watch_close(stream, trace):
+    """Append ``('closed',)`` to `trace` when `stream` closes; a Future of that."""
+    callback, closed = recorder(trace, 'closed')
+    stream.set_close_callback(callback)
+    return closed
 
 
 LEGACY_READS = {
@@ -74,7 +75,7 @@ def test_read_into_with_a_callback_gets_the_count(io_loop, stream_pair):
     writer, reader = stream_pair
     trace = []
     callback, called = recorder(trace, 'callback')
-    buf, to_bytes = into_buffer(5)
+    buf = bytearray(5)
 
     @gen.coroutine
     def main():
@@ -83,7 +84,7 @@ def test_read_into_with_a_callback_gets_the_count(io_loop, stream_pair):
         yield called
 
     run(io_loop, main)
-    assert trace == [('callback', 3)] and to_bytes(3) == b'abc'
+    assert trace == [('callback', 3)] and buf[:3] == b'abc'
 
 
 def test_write_callbacks_run_once_their_bytes_are_sent(io_loop, stream_pair):
@@ -137,8 +138,7 @@ def test_a_refused_connect_is_logged_not_called_back_and_closes(io_loop):
     bound.bind(('127.0.0.1', 0))
     stream = IOStream(socket.socket())
     trace = []
-    close_callback, closed = recorder(trace, 'closed')
-    stream.set_close_callback(close_callback)
+    closed = watch_close(stream, trace)
 
     @gen.coroutine
     def main():
@@ -156,8 +156,7 @@ def test_a_refused_connect_is_logged_not_called_back_and_closes(io_loop):
 def test_an_exception_in_a_callback_is_logged_and_closes_the_stream(io_loop, stream_pair):
     writer, reader = stream_pair
     trace = []
-    close_callback, closed = recorder(trace, 'closed')
-    reader.set_close_callback(close_callback)
+    closed = watch_close(reader, trace)
 
     def failing(data):
         trace.append(('callback', data))
@@ -179,8 +178,7 @@ def test_an_exception_in_a_callback_is_logged_and_closes_the_stream(io_loop, str
 def test_read_callbacks_run_before_the_close_callback(io_loop, stream_pair):
     writer, reader = stream_pair
     trace = []
-    close_callback, closed = recorder(trace, 'closed')
-    reader.set_close_callback(close_callback)
+    closed = watch_close(reader, trace)
 
     def first(data):
         trace.append(('first', data))
@@ -201,8 +199,7 @@ def test_a_read_that_fails_is_not_called_back_and_logs_nothing(io_loop, stream_p
                                                                app_log_records):
     writer, reader = stream_pair
     trace = []
-    close_callback, closed = recorder(trace, 'closed')
-    reader.set_close_callback(close_callback)
+    closed = watch_close(reader, trace)
 
     @gen.coroutine
     def main():
@@ -250,8 +247,7 @@ def test_an_unsatisfiable_read_with_a_callback_closes_without_raising(io_loop, s
     caplog.set_level(logging.INFO, logger=gen_log.name)
     writer, reader = stream_pair
     trace = []
-    close_callback, closed = recorder(trace, 'closed')
-    reader.set_close_callback(close_callback)
+    closed = watch_close(reader, trace)
 
     @gen.coroutine
     def main():
@@ -465,7 +461,6 @@ def test_the_stream_classes_are_base_iostreams():
 
 
 def test_tls_connect_and_wait_for_handshake_with_callbacks(io_loop):
-    files = tls_files()
     trace = []
     server_callback, server_done = recorder(trace, 'server handshake')
     client_callback, client_done = recorder(trace, 'client connected')
@@ -475,15 +470,11 @@ def test_tls_connect_and_wait_for_handshake_with_callbacks(io_loop):
             self.stream = stream
             trace.append(('wait_for_handshake', stream.wait_for_handshake(server_callback)))
 
-    server = Server(ssl_options={'certfile': files.server_cert, 'keyfile': files.server_key})
-    listener = bind_sockets(0, '127.0.0.1')[0]
-    server.add_socket(listener)
-    client = SSLIOStream(socket.socket(), ssl_options={'ca_certs': files.ca_cert})
+    server, address, client = tls_server_and_client(Server)
 
     @gen.coroutine
     def main():
-        returned = client.connect(listener.getsockname(), client_callback,
-                                  server_hostname='localhost')
+        returned = client.connect(address, client_callback, server_hostname='localhost')
         trace.append(('connect', returned))
         yield [server_done, client_done]
 

@@ -126,6 +126,8 @@ class BaseIOStream(object):
     # After a recv returns less than it had room for, the kernel had no more: a read
     # waits for the loop rather than try again and meet EWOULDBLOCK.
     _short_read_drains = True
+    # The errnos that say the other end went away: the stream closes without a warning.
+    _peer_gone_errnos = _CONNECTION_LOST
 
     def __init__(self, max_buffer_size=None, read_chunk_size=None, max_write_buffer_size=None):
         self.io_loop = IOLoop.current()
@@ -498,7 +500,8 @@ class BaseIOStream(object):
             self.close(exc_info=True)
 
     def _handle_setup_events(self, events):
-        """Events before the stream is OPEN (or after it closed, in the same pass)."""
+        """Events before the stream is OPEN (or after it closed, in the same pass): a
+        subclass's connect or handshake. Here there are none to handle."""
 
     # -- closing -----------------------------------------------------------------------
 
@@ -558,9 +561,11 @@ class BaseIOStream(object):
         return StreamClosedError(real_error=self.error)
 
     def _close_on_error(self, operation, error):
-        if errno_from_exception(error) not in _CONNECTION_LOST:
+        if errno_from_exception(error) not in self._peer_gone_errnos:
             gen_log.warning('%s error on %r: %s', operation, self, error)
         self.close(exc_info=error)
+
+    # -- options -----------------------------------------------------------------------
 
     def set_nodelay(self, value):
         """Only TCP streams (IOStream) delay small writes; on the others this does nothing."""
@@ -580,7 +585,7 @@ class BaseIOStream(object):
         if callback is None:
             return future
         if future.done():
-            _raise_inline_failure(future, was_closed)
+            _raise_inline_failure(future, was_closed, self._peer_gone_errnos)
         future.add_done_callback(functools.partial(self._schedule_callback, callback, True))
         return None
 
@@ -868,7 +873,7 @@ class SSLIOStream(IOStream):
     def _handshake_failed(self, error):
         # Whoever waits for the handshake gets its own error, which says what went
         # wrong (a certificate that does not verify...), not just "closed".
-        if errno_from_exception(error) not in _CONNECTION_LOST:
+        if errno_from_exception(error) not in self._peer_gone_errnos:
             gen_log.warning('TLS handshake failed on %r: %s', self, error)
         self._fail_handshake_futures(error)
         self.close(exc_info=error)
@@ -893,20 +898,16 @@ class PipeIOStream(BaseIOStream):
     A pipe goes one way, so read from a read end and write to a write end. When the
     writer closes, the reading stream meets EOF and closes, as a socket's does when its
     peer closes; when the reader goes away, the writing stream closes too (its pending
-    writes fail with StreamClosedError).
+    writes fail with StreamClosedError), its `error` EPIPE or EBADF, as in Tornado 5.1.
     """
+    # EBADF: a recv on a write end, after the poll reported an error there because the
+    # reader went away.
+    _peer_gone_errnos = _CONNECTION_LOST | frozenset([errno.EBADF])
 
     def __init__(self, fd, *args, **kwargs):
         self.fd = fd
         self.socket = _PipeFile(fd)
         super(PipeIOStream, self).__init__(*args, **kwargs)
-
-    def _error_outcome(self, error):
-        # EBADF: a recv on a write end, after the poll reported an error there (the reader
-        # went away). That ends the stream as EOF ends a read end's.
-        if errno_from_exception(error) == errno.EBADF:
-            return _EOF
-        return super(PipeIOStream, self)._error_outcome(error)
 
 
 class _PipeFile(object):
@@ -1005,10 +1006,10 @@ def _warn_legacy(argument, depth):
                   DeprecationWarning, stacklevel=2 + depth)
 
 
-def _raise_inline_failure(future, was_closed):
+def _raise_inline_failure(future, was_closed, peer_gone_errnos):
     """A legacy read whose `future` failed at once raises, as Tornado 5.1's did, when the
     stream was closed before it, or when the read met a socket error other than the peer
-    going away (which the close callback reports)."""
+    going away (`peer_gone_errnos`, which the close callback reports)."""
     error = future.exception()
     if error is None:
         return
@@ -1016,7 +1017,7 @@ def _raise_inline_failure(future, was_closed):
         raise error
     real_error = getattr(error, 'real_error', None)
     if (isinstance(real_error, (socket.error, IOError, OSError)) and
-            errno_from_exception(real_error) not in _CONNECTION_LOST):
+            errno_from_exception(real_error) not in peer_gone_errnos):
         raise real_error
 
 
