@@ -13,6 +13,7 @@ import collections
 import datetime
 import os
 import shutil
+import socket
 import tempfile
 import time
 import warnings
@@ -20,9 +21,11 @@ import warnings
 import pytest
 import six
 
+from tinytornado.iostream import IOStream, SSLIOStream
+from tinytornado.netutil import bind_sockets
 
-__all__ = ['open_fds', 'tls_files', 'TLSFiles',
-           'run', 'TEST_HOSTNAME']
+__all__ = ['open_fds', 'tls_files', 'TLSFiles', 'tls_server_and_client', 'run', 'stream_pair',
+           'unix_socket_path', 'TEST_HOSTNAME']
 
 TEST_HOSTNAME = 'tinytornado.test'
 RUN_TIMEOUT = 30
@@ -36,6 +39,27 @@ _tls_files = []
 def run(io_loop, func, timeout=RUN_TIMEOUT):
     """io_loop.run_sync with a limit, so a hung test fails instead of hanging."""
     return io_loop.run_sync(func, timeout=timeout)
+
+
+@pytest.fixture
+def stream_pair(io_loop):
+    """Two IOStreams joined by a socketpair; closed after the test. A test module that
+    imports this fixture can use it."""
+    left, right = socket.socketpair()
+    streams = IOStream(left), IOStream(right)
+    yield streams
+    for stream in streams:
+        stream.close()
+
+
+@pytest.fixture
+def unix_socket_path():
+    """A path for a Unix socket in a new directory, removed after the test. The directory
+    is short-named: a socket's path must fit in about 100 bytes, which pytest's tmpdir
+    for a long test name does not."""
+    directory = tempfile.mkdtemp(prefix='tt-')
+    yield os.path.join(directory, 'socket')
+    shutil.rmtree(directory, True)
 
 
 def open_fds():
@@ -53,6 +77,18 @@ def tls_files():
                                 'certificates with the cryptography package')
             _tls_files.append(_make_tls_files())
     return _tls_files[0]
+
+
+def tls_server_and_client(server_class):
+    """A `server_class` (a TCPServer) serving TLS with the test certificate on a loopback
+    port, and an unconnected SSLIOStream that trusts it: ``(server, address, client)``."""
+    files = tls_files()
+    server = server_class(ssl_options={'certfile': files.server_cert,
+                                       'keyfile': files.server_key})
+    listener = bind_sockets(0, '127.0.0.1')[0]
+    server.add_socket(listener)
+    client = SSLIOStream(socket.socket(), ssl_options={'ca_certs': files.ca_cert})
+    return server, listener.getsockname(), client
 
 
 def _make_tls_files():

@@ -1,15 +1,16 @@
 from __future__ import absolute_import, division, print_function
 
 import gc
+import threading
 import traceback
 import weakref
 
 import pytest
 
-from tinytornado._compat import futures
+from tinytornado._compat import futures, get_ident
 from tinytornado.concurrent import (
     _TracebackLogger, CancelledError, Future, InvalidStateError, chain_future,
-    future_set_exc_info, future_set_exception_unless_cancelled,
+    future_add_done_callback, future_set_exc_info, future_set_exception_unless_cancelled,
     future_set_result_unless_cancelled, is_future,
 )
 
@@ -190,11 +191,46 @@ def test_chain_future_copies_result_exception_and_cancellation():
     assert target.cancelled()
 
 
-def test_chain_future_from_concurrent_future():
+def test_chain_future_from_done_concurrent_future_copies_at_once():
+    source, target = futures.Future(), Future()
+    source.set_exception(KeyError('k'))
+    chain_future(source, target)
+    assert isinstance(target.exception(), KeyError)
+
+
+def test_chain_future_from_pending_concurrent_future_resolves_on_the_loop(io_loop):
     source, target = futures.Future(), Future()
     chain_future(source, target)
-    source.set_exception(KeyError('k'))
-    assert isinstance(target.exception(), KeyError)
+    threads = []
+    target.add_done_callback(lambda f: threads.append(get_ident()))
+    worker = threading.Thread(target=source.set_result, args=(7,))
+    worker.start()
+    worker.join()
+    assert not target.done(), 'resolved on the worker thread, not through the loop'
+    assert io_loop.run_sync(lambda: target) == 7
+    assert threads == [get_ident()]
+
+
+def test_future_add_done_callback_on_done_concurrent_future_calls_at_once():
+    source = futures.Future()
+    source.set_result(3)
+    trace = []
+    future_add_done_callback(source, lambda f: trace.append(f.result()))
+    assert trace == [3]
+
+    def broken(f):
+        raise ZeroDivisionError('reaches the caller')
+    with pytest.raises(ZeroDivisionError):
+        future_add_done_callback(source, broken)
+
+
+def test_future_add_done_callback_on_pending_futures():
+    for future in (Future(), futures.Future()):
+        trace = []
+        future_add_done_callback(future, trace.append)
+        assert trace == []
+        future.set_result(1)
+        assert trace == [future]
 
 
 def test_chain_future_leaves_done_target_alone():
@@ -217,3 +253,12 @@ def test_remove_done_callback():
     future.set_result(None)
     assert trace == []
     assert future.remove_done_callback(cb) == 0
+
+
+def test_without_the_loop_module_a_pending_concurrent_chain_is_a_clear_error(monkeypatch):
+    # What importing tinytornado.ioloop prevents: concurrent alone cannot reach a loop.
+    import tinytornado.concurrent as concurrent_module
+    monkeypatch.setattr(concurrent_module, '_current_loop', concurrent_module._no_current_loop)
+    with pytest.raises(RuntimeError) as info:
+        chain_future(futures.Future(), Future())
+    assert 'tinytornado.ioloop' in str(info.value)

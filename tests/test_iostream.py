@@ -9,12 +9,14 @@ import struct
 
 import pytest
 
-from net_helpers import TEST_HOSTNAME, open_fds, run, tls_files
+from net_helpers import (  # noqa: F401  (stream_pair: a fixture)
+    TEST_HOSTNAME, open_fds, run, stream_pair, tls_files, tls_server_and_client,
+)
 from tinytornado import gen
 from tinytornado._bytebuffer import ByteBuffer
 from tinytornado.concurrent import CancelledError, Future
 from tinytornado.iostream import (
-    IOStream, SSLIOStream, StreamBufferFullError, StreamClosedError,
+    IOStream, PipeIOStream, SSLIOStream, StreamBufferFullError, StreamClosedError,
     UnsatisfiableReadError, _ReadUntil,
 )
 from tinytornado.netutil import bind_sockets, ssl_options_to_context
@@ -23,16 +25,6 @@ MESSAGES = [b'alpha\r\n', b'\r\n', b'beta gamma\r\n', b'\x00\xff' * 2600 + b'\r\
             b'omega\r\n']
 PAYLOAD = b''.join(MESSAGES)
 PARTIAL_LIMIT = 1000
-
-
-@pytest.fixture
-def stream_pair(io_loop):
-    """Two IOStreams joined by a socketpair; closed after the test."""
-    left, right = socket.socketpair()
-    streams = IOStream(left), IOStream(right)
-    yield streams
-    for stream in streams:
-        stream.close()
 
 
 # -- every read mode, with data arriving whole, byte by byte and coalesced -------------
@@ -563,18 +555,30 @@ def test_closing_while_connecting_fails_the_connect(io_loop):
     listener.close()
 
 
-def test_no_file_descriptors_leak(io_loop):
+def socket_streams():
+    left, right = socket.socketpair()
+    return IOStream(left), IOStream(right)
+
+
+def pipe_streams():
+    """(writer, reader) over os.pipe()."""
+    read_fd, write_fd = os.pipe()
+    return PipeIOStream(write_fd), PipeIOStream(read_fd)
+
+
+@pytest.mark.parametrize('make_pair', [socket_streams, pipe_streams],
+                         ids=['socketpair', 'pipe'])
+def test_no_file_descriptors_leak(io_loop, make_pair):
     before = open_fds()
 
     @gen.coroutine
     def main():
         for _ in range(50):
-            left, right = socket.socketpair()
-            writer, reader = IOStream(left), IOStream(right)
+            writer, reader = make_pair()
             reading = reader.read_until_close()
             yield writer.write(b'data')
             writer.close()
-            yield reading
+            assert (yield reading) == b'data'
             reader.close()
 
     run(io_loop, main)
@@ -891,7 +895,6 @@ def test_start_tls_needs_an_idle_stream(io_loop, stream_pair):
 
 def test_ssl_iostream_connect_queues_writes_until_the_handshake(io_loop):
     from tinytornado.tcpserver import TCPServer
-    files = tls_files()
 
     class Upper(TCPServer):
         @gen.coroutine
@@ -900,14 +903,11 @@ def test_ssl_iostream_connect_queues_writes_until_the_handshake(io_loop):
             yield stream.write(line.upper())
             stream.close()
 
-    server = Upper(ssl_options={'certfile': files.server_cert, 'keyfile': files.server_key})
-    listener = bind_sockets(0, '127.0.0.1')[0]
-    server.add_socket(listener)
-    stream = SSLIOStream(socket.socket(), ssl_options={'ca_certs': files.ca_cert})
+    server, address, stream = tls_server_and_client(Upper)
 
     @gen.coroutine
     def main():
-        connecting = stream.connect(listener.getsockname(), server_hostname='localhost')
+        connecting = stream.connect(address, server_hostname='localhost')
         written = stream.write(b'queued before the handshake\n')
         assert not written.done()
         connected = yield connecting

@@ -1,5 +1,9 @@
 """Event, Condition, Semaphore, BoundedSemaphore and Lock: each rule of Tornado 5.1's
-locks documentation, with timeouts on a virtual clock and ordering through trace lists."""
+locks documentation, with timeouts on a virtual clock and ordering through trace lists;
+and what legacy code reads of them (reprs, ``_waiters``, ``_value``, ``_block``).
+
+``async with`` is tested in locks_async_cases_py3.py (Python 3 syntax), collected here.
+"""
 from __future__ import absolute_import, division, print_function
 
 import datetime
@@ -7,8 +11,12 @@ import datetime
 import pytest
 
 from tinytornado import gen
+from tinytornado._compat import PY2
 from tinytornado.concurrent import CancelledError, TimeoutError
 from tinytornado.locks import BoundedSemaphore, Condition, Event, Lock, Semaphore
+
+if not PY2:
+    from locks_async_cases_py3 import *  # noqa: F401,F403
 
 
 def seconds(n):
@@ -17,6 +25,22 @@ def seconds(n):
 
 def waiting(future):
     return not future.done()
+
+
+def semaphore_repr(semaphore, state):
+    """Tornado 5.1's repr of a (Bounded)Semaphore in `state`, e.g. 'locked,waiters:1'."""
+    return '<tinytornado.locks.%s object at %s [%s]>' % (
+        type(semaphore).__name__, hex(id(semaphore)), state)
+
+
+@gen.coroutine
+def wait_on(future, trace):
+    """Wait for `future` in a coroutine of its own; trace a cancellation."""
+    try:
+        yield future
+    except CancelledError:
+        trace.append('cancelled')
+        raise
 
 
 # -- Event ----------------------------------------------------------------------------
@@ -44,7 +68,29 @@ def test_event_wait_returns_at_once_while_set_and_blocks_after_clear(io_loop):
     assert event.is_set() and event.wait().done()
     event.clear()
     assert not event.is_set() and waiting(event.wait())
-    assert repr(event) == '<Event clear>'
+
+
+def test_event_repr_and_str_say_set_or_clear():
+    event = Event()
+    assert repr(event) == str(event) == '<Event clear>'
+    event.set()
+    assert repr(event) == str(event) == '<Event set>'
+    assert event._value is True
+
+
+def test_event_waiters_leave_the_count_on_timeout_and_cancel(io_loop, virtual_clock):
+    event = Event()
+    timed = event.wait(timeout=seconds(1))
+    cancelled = event.wait()
+    patient = event.wait()
+    assert len(event._waiters) == 3
+    cancelled.cancel()
+    assert len(event._waiters) == 2
+    with pytest.raises(TimeoutError):
+        yield timed
+    assert len(event._waiters) == 1
+    event.set()
+    assert patient.done() and len(event._waiters) == 0
 
 
 def test_event_wait_times_out(io_loop, virtual_clock):
@@ -111,7 +157,24 @@ def test_notify_n_wakes_the_n_oldest_waiters(io_loop):
     condition.notify_all()
     yield gen.moment
     assert trace == ['a', 'b', 'c', 'd', 'e']
-    assert repr(condition) == '<Condition waiters[0]>'
+
+
+def test_condition_repr_counts_waiters_and_drops_them_on_timeout_and_cancel(
+        io_loop, virtual_clock):
+    condition = Condition()
+    assert repr(condition) == str(condition) == '<Condition>'
+    timed = condition.wait(timeout=seconds(1))
+    trace = []
+    cancelled = wait_on(condition.wait(), trace)
+    patient = condition.wait()
+    assert repr(condition) == '<Condition waiters[3]>' and len(condition._waiters) == 3
+    cancelled.cancel()
+    assert repr(condition) == '<Condition waiters[2]>'
+    assert (yield timed) is False
+    assert repr(condition) == '<Condition waiters[1]>'
+    condition.notify()
+    assert patient.result() is True and repr(condition) == '<Condition>'
+    assert trace == ['cancelled']
 
 
 def test_a_notify_with_no_waiter_is_not_remembered(io_loop):
@@ -162,7 +225,37 @@ def test_semaphore_counts_acquires_and_releases(io_loop):
     assert blocked.done()
     semaphore.release()
     semaphore.release()
-    assert repr(semaphore) == '<Semaphore unlocked,value:2>'
+    assert semaphore._value == 2 and len(semaphore._waiters) == 0
+
+
+def test_semaphore_repr_is_tornado_5_1s(io_loop):
+    semaphore = Semaphore(2)
+    shown = [repr(semaphore)]
+    semaphore.acquire()
+    semaphore.acquire()
+    shown.append(repr(semaphore))
+    semaphore.acquire()
+    shown.append(str(semaphore))
+    assert shown == [semaphore_repr(semaphore, 'unlocked,value:2'),
+                     semaphore_repr(semaphore, 'locked'),
+                     semaphore_repr(semaphore, 'locked,waiters:1')]
+
+
+def test_semaphore_waiters_leave_the_count_on_timeout_and_cancel(io_loop, virtual_clock):
+    semaphore = Semaphore(0)
+    timed = semaphore.acquire(timeout=seconds(1))
+    trace = []
+    cancelled = wait_on(semaphore.acquire(), trace)
+    patient = semaphore.acquire()
+    assert repr(semaphore) == semaphore_repr(semaphore, 'locked,waiters:3')
+    cancelled.cancel()
+    assert repr(semaphore) == semaphore_repr(semaphore, 'locked,waiters:2')
+    with pytest.raises(TimeoutError):
+        yield timed
+    assert repr(semaphore) == semaphore_repr(semaphore, 'locked,waiters:1')
+    semaphore.release()
+    assert patient.done() and repr(semaphore) == semaphore_repr(semaphore, 'locked')
+    assert trace == ['cancelled']
 
 
 def test_semaphore_refuses_a_negative_value():
@@ -201,11 +294,26 @@ def test_semaphore_caps_concurrency_and_serves_waiters_in_order(io_loop):
 
 def test_acquire_resolves_to_a_context_manager_that_releases(io_loop):
     semaphore = Semaphore(1)
-    with (yield semaphore.acquire()):
+    with (yield semaphore.acquire()) as bound:
         queued = semaphore.acquire()
-        assert waiting(queued)
+        assert waiting(queued) and bound is None
     assert queued.done()
-    assert repr(semaphore) == '<Semaphore locked,waiters:0>'
+    assert semaphore._value == 0 and len(semaphore._waiters) == 0
+
+
+def test_the_context_manager_releases_when_the_block_raises(io_loop):
+    semaphore = Semaphore(1)
+    with pytest.raises(ZeroDivisionError):
+        with (yield semaphore.acquire()):
+            1 / 0
+    assert semaphore._value == 1
+
+
+def test_yielding_the_semaphore_itself_is_a_bad_yield(io_loop):
+    # A common slip: ``with (yield semaphore):`` for ``with (yield semaphore.acquire()):``.
+    with pytest.raises(gen.BadYieldError):
+        with (yield Semaphore()):
+            pass
 
 
 def test_a_semaphore_refuses_a_bare_with():
@@ -317,7 +425,42 @@ def test_lock_acquire_times_out(io_loop, virtual_clock):
     with pytest.raises(TimeoutError):
         yield lock.acquire(timeout=io_loop.time() + 4)
     assert virtual_clock() == 4
-    assert '<Lock _block=<BoundedSemaphore locked' in repr(lock)
+    assert waiting(lock.acquire())      # still locked
+
+
+def test_lock_repr_shows_its_bounded_semaphore(io_loop):
+    lock = Lock()
+    template = '<Lock _block=<tinytornado.locks.BoundedSemaphore object at %s [%%s]>>' % (
+        hex(id(lock._block)),)
+    shown = [repr(lock)]
+    lock.acquire()
+    shown.append(repr(lock))
+    lock.acquire()
+    shown.append(str(lock))
+    assert shown == [template % 'unlocked,value:1', template % 'locked',
+                     template % 'locked,waiters:1']
+
+
+def test_lock_waiters_leave_the_count_on_timeout_and_cancel(io_loop, virtual_clock):
+    lock = Lock()
+    yield lock.acquire()
+    timed = lock.acquire(timeout=seconds(1))
+    trace = []
+    cancelled = wait_on(lock.acquire(), trace)
+    assert len(lock._block._waiters) == 2
+    cancelled.cancel()
+    assert len(lock._block._waiters) == 1
+    with pytest.raises(TimeoutError):
+        yield timed
+    assert len(lock._block._waiters) == 0 and lock._block._value == 0
+    lock.release()
+    assert lock._block._value == 1 and trace == ['cancelled']
+
+
+def test_yielding_the_lock_itself_is_a_bad_yield(io_loop):
+    with pytest.raises(gen.BadYieldError):
+        with (yield Lock()):
+            pass
 
 
 def test_a_cancelled_lock_waiter_passes_the_lock_on(io_loop):

@@ -1,19 +1,27 @@
 from __future__ import absolute_import, division, print_function
 
 import errno
+import os
 import socket
 import ssl
+import stat
 import threading
 
 import pytest
 
-from net_helpers import run, tls_files
-from tinytornado import gen
+from net_helpers import open_fds, run, tls_files, unix_socket_path  # noqa: F401
+from tinytornado import gen, netutil
 from tinytornado._compat import futures
+from tinytornado.concurrent import Future
+from tinytornado.log import app_log
 from tinytornado.netutil import (
-    ACCEPT_RETRY_DELAY, OverrideResolver, Resolver, add_accept_handler, bind_sockets, errno_from_exception,
-    is_valid_ip, ssl_options_to_context, ssl_wrap_socket,
+    ACCEPT_RETRY_DELAY, BlockingResolver, DefaultExecutorResolver, ExecutorResolver,
+    OverrideResolver, Resolver, ThreadedResolver, add_accept_handler, bind_sockets,
+    bind_unix_socket, errno_from_exception, is_valid_ip, ssl_options_to_context,
+    ssl_wrap_socket,
 )
+from tinytornado.tcpclient import TCPClient
+from tinytornado.testing import ExpectLog
 
 
 class RecordingExecutor(futures.Executor):
@@ -118,6 +126,159 @@ def test_override_resolver_prefers_the_most_specific_mapping(io_loop):
     assert fake.closed
 
 
+# -- Tornado 5.1's other resolvers and Resolver.configure ------------------------------
+
+@pytest.fixture
+def getaddrinfo_calls(monkeypatch):
+    """Records the thread each getaddrinfo of a name runs on, and answers 127.0.0.1."""
+    calls = []
+
+    def fake_getaddrinfo(host, port, family, flags=0):
+        if flags & socket.AI_NUMERICHOST:
+            raise socket.gaierror(socket.EAI_NONAME, 'a name, not a number')
+        calls.append((host, threading.current_thread().name))
+        return [(socket.AF_INET, ('127.0.0.1', port))]
+
+    monkeypatch.setattr(netutil, '_getaddrinfo', fake_getaddrinfo)
+    return calls
+
+
+def test_threaded_resolvers_share_a_pool_that_outlives_close(io_loop, getaddrinfo_calls):
+    first, second = ThreadedResolver(), ThreadedResolver(num_threads=3)
+    assert first.executor is second.executor
+    first.close()
+    addresses = run(io_loop, lambda: first.resolve('service.test', 80))
+    assert addresses == [(socket.AF_INET, ('127.0.0.1', 80))]
+    assert getaddrinfo_calls[0][0] == 'service.test'
+    assert getaddrinfo_calls[0][1] != threading.current_thread().name
+
+
+def test_the_first_threaded_resolver_sizes_the_pool(monkeypatch):
+    # Made in another process (before a fork, say): a new pool, of the size asked for.
+    monkeypatch.setattr(netutil, '_shared_pool', {'pid': -1, 'executor': None})
+    resolver = ThreadedResolver(num_threads=3)
+    assert resolver.executor._max_workers == 3
+    assert ThreadedResolver(num_threads=5).executor is resolver.executor
+    resolver.executor.shutdown()
+
+
+def test_blocking_resolver_resolves_within_the_call_and_answers_in_a_later_pass(
+        io_loop, getaddrinfo_calls):
+    resolver = BlockingResolver()
+    future = resolver.resolve('service.test', 443)
+    assert getaddrinfo_calls == [('service.test', threading.current_thread().name)]
+    assert not future.done()
+    assert run(io_loop, lambda: future) == [(socket.AF_INET, ('127.0.0.1', 443))]
+    resolver.close()
+
+
+class ShutdownRecorder(RecordingExecutor):
+    def __init__(self):
+        super(ShutdownRecorder, self).__init__()
+        self.shut_down = False
+
+    def shutdown(self, wait=True):
+        self.shut_down = True
+
+
+@pytest.mark.parametrize('close_executor', [True, False])
+def test_executor_resolver_shuts_its_executor_down_if_told(io_loop, close_executor):
+    executor = ShutdownRecorder()
+    executor.release.set()
+    resolver = ExecutorResolver(executor, close_executor=close_executor)
+    addresses = run(io_loop, lambda: resolver.resolve('localhost', 80, socket.AF_INET))
+    assert executor.calls == [('localhost', 80, socket.AF_INET)]
+    assert (socket.AF_INET, ('127.0.0.1', 80)) in addresses
+    resolver.close()
+    assert executor.shut_down is close_executor
+
+
+def test_resolve_with_a_callback_calls_back_in_a_later_pass(io_loop):
+    trace = []
+    called = Future()
+
+    def callback(addresses):
+        trace.append(addresses)
+        called.set_result(None)
+
+    @gen.coroutine
+    def main():
+        returned = Resolver().resolve('127.0.0.1', 80, callback=callback)
+        trace.append(('returned', returned.done()))
+        yield called
+
+    with pytest.warns(DeprecationWarning):
+        run(io_loop, main)
+    # Tornado 5.1 returns the Future too; a numeric address resolves at once.
+    assert trace == [('returned', True), [(socket.AF_INET, ('127.0.0.1', 80))]]
+
+
+def test_resolve_with_a_callback_logs_a_failure(io_loop, monkeypatch):
+    def failing(host, port, family, flags=0):
+        raise socket.gaierror(socket.EAI_NONAME, 'no such name')
+
+    monkeypatch.setattr(netutil, '_getaddrinfo', failing)
+    called = []
+
+    @gen.coroutine
+    def main():
+        with ExpectLog(app_log, 'Exception in callback'):
+            future = BlockingResolver().resolve('service.test', 80, callback=called.append)
+            with pytest.raises(socket.gaierror):
+                yield future
+            yield gen.moment
+
+    with pytest.warns(DeprecationWarning):
+        run(io_loop, main)
+    assert called == []
+
+
+@pytest.fixture
+def resolver_configuration():
+    """Restores Resolver.configure's choice after the test."""
+    saved = Resolver._save_configuration()
+    yield
+    Resolver._restore_configuration(saved)
+
+
+class Labelled(Resolver):
+    """A resolver set up the Tornado 5.1 way, in initialize."""
+
+    def initialize(self, label='default'):
+        super(Labelled, self).initialize()
+        self.label = label
+
+
+def test_configure_chooses_what_resolver_makes(io_loop, resolver_configuration):
+    assert Resolver.configured_class() is Resolver is DefaultExecutorResolver
+    Resolver.configure(Labelled, label='configured')
+    assert Resolver.configured_class() is Labelled
+    assert type(Resolver()) is Labelled and Resolver().label == 'configured'
+    assert Resolver(label='given').label == 'given'
+    assert Labelled().label == 'default'  # called by its own name, as any class
+    assert type(TCPClient().resolver) is Labelled
+    Resolver.configure(None)
+    assert type(Resolver()) is Resolver
+
+
+@pytest.mark.parametrize('name', ['tornado.netutil.ThreadedResolver',
+                                  'tinytornado.netutil.ThreadedResolver'])
+def test_configure_takes_a_dotted_name_in_tornados_package_or_ours(io_loop, name,
+                                                                   resolver_configuration):
+    Resolver.configure(name, num_threads=2)
+    resolver = Resolver()
+    assert type(resolver) is ThreadedResolver
+    assert (socket.AF_INET, ('127.0.0.1', 80)) in run(
+        io_loop, lambda: resolver.resolve('localhost', 80, socket.AF_INET))
+
+
+@pytest.mark.parametrize('impl', [int, 'tinytornado.iostream.IOStream', Resolver()])
+def test_configure_refuses_what_is_not_a_resolver_class(impl, resolver_configuration):
+    with pytest.raises(ValueError):
+        Resolver.configure(impl)
+    assert Resolver.configured_class() is Resolver
+
+
 @pytest.mark.parametrize('text, valid', [
     ('127.0.0.1', True), ('::1', True), ('fe80::1', True), ('2001:db8::', True),
     ('localhost', False), ('example.com', False), ('', False), ('1.2.3.4\x00', False),
@@ -167,6 +328,53 @@ def test_bind_sockets_with_reuse_port_can_share_a_port():
     assert second[0].getsockname() == first[0].getsockname()
     for sock in first + second:
         sock.close()
+
+
+# -- Unix sockets -----------------------------------------------------------------------
+
+def connect_blocking(path):
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(path)
+    return client
+
+
+@pytest.mark.parametrize('mode', [0o600, 0o660])
+def test_bind_unix_socket_listens_at_the_path_with_the_mode(unix_socket_path, mode):
+    kwargs = {} if mode == 0o600 else {'mode': mode}
+    listener = bind_unix_socket(unix_socket_path, backlog=4, **kwargs)
+    assert stat.S_ISSOCK(os.stat(unix_socket_path).st_mode)
+    assert stat.S_IMODE(os.stat(unix_socket_path).st_mode) == mode
+    assert listener.family == socket.AF_UNIX and listener.gettimeout() == 0.0
+    client = connect_blocking(unix_socket_path)
+    listener.setblocking(True)
+    server, _ = listener.accept()
+    client.sendall(b'over the socket file')
+    assert server.recv(100) == b'over the socket file'
+    for sock in (server, client, listener):
+        sock.close()
+
+
+def test_bind_unix_socket_replaces_a_socket_file_left_behind(unix_socket_path):
+    bind_unix_socket(unix_socket_path).close()  # its file stays
+    listener = bind_unix_socket(unix_socket_path)
+    connect_blocking(unix_socket_path).close()
+    listener.close()
+
+
+def test_bind_unix_socket_refuses_to_replace_another_kind_of_file(unix_socket_path):
+    with open(unix_socket_path, 'w') as f:
+        f.write('precious')
+    with pytest.raises(ValueError):
+        bind_unix_socket(unix_socket_path)
+    with open(unix_socket_path) as f:
+        assert f.read() == 'precious'
+
+
+def test_bind_unix_socket_that_fails_leaves_no_socket_open(unix_socket_path):
+    before = open_fds()
+    with pytest.raises(socket.error):
+        bind_unix_socket(os.path.join(unix_socket_path, 'no such directory', 'socket'))
+    assert open_fds() == before
 
 
 def test_add_accept_handler_accepts_until_removed(io_loop):

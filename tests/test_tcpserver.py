@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from net_helpers import open_fds, run, tls_files
+from net_helpers import open_fds, run, tls_files, unix_socket_path  # noqa: F401
 from tinytornado import gen
 from tinytornado.concurrent import Future
 from tinytornado.ioloop import PeriodicCallback
 from tinytornado.iostream import IOStream, StreamClosedError
-from tinytornado.netutil import bind_sockets
+from tinytornado.netutil import bind_sockets, bind_unix_socket
 from tinytornado.tcpclient import TCPClient
 from tinytornado.tcpserver import TCPServer
 
@@ -164,6 +164,41 @@ def test_a_failing_handler_is_logged_its_connection_closed_and_the_server_goes_o
     errors = [r for r in caplog.records if 'handle_stream' in r.getMessage()]
     assert len(errors) == 1
     assert isinstance(errors[0].exc_info[1], ValueError)
+    # Legacy tests expect Tornado 5.1's wording: ExpectLog(app_log, 'Exception in callback').
+    assert errors[0].getMessage().startswith('Exception in callback')
+    server.stop()
+
+
+@pytest.mark.filterwarnings('ignore::DeprecationWarning')  # the callback form's
+@pytest.mark.parametrize('form', ['future', 'callback'])
+def test_a_server_on_a_unix_socket(io_loop, unix_socket_path, form):
+    addresses = []
+
+    class Recording(EchoServer):
+        def handle_stream(self, stream, address):
+            addresses.append(address)
+            return super(Recording, self).handle_stream(stream, address)
+
+    server = Recording()
+    server.add_socket(bind_unix_socket(unix_socket_path))
+    stream = IOStream(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+
+    @gen.coroutine
+    def main():
+        if form == 'future':
+            yield stream.connect(unix_socket_path)
+        else:
+            connected = Future()
+            stream.connect(unix_socket_path, lambda: connected.set_result(None))
+            yield connected
+        yield stream.write(b'over a unix socket\n')
+        line = yield stream.read_until(b'\n')
+        stream.close()
+        yield server.wait_for_handlers()
+        raise gen.Return(line)
+
+    assert run(io_loop, main) == b'over a unix socket\n'
+    assert addresses == ['']  # what accept() gives for a client with no name, as 5.1
     server.stop()
 
 

@@ -7,11 +7,7 @@ setting and kept): no I/O here.
 from __future__ import absolute_import, division, print_function
 
 import base64
-import calendar
 import copy
-import datetime
-import email.utils
-import numbers
 import operator
 import re
 import ssl
@@ -24,7 +20,7 @@ from tinytornado.httputil import HTTPHeaders
 from tinytornado.netutil import ssl_options_to_context
 
 __all__ = ['RequestProxy', 'check_supported', 'split_url', 'origin', 'target', 'native_url',
-           'format_timestamp', 'prepare_headers', 'SSLContexts', 'redirected_request']
+           'prepare_headers', 'SSLContexts', 'redirected_request']
 
 _SUPPORTED_METHODS = frozenset(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
 _BODY_METHODS = frozenset(['POST', 'PATCH', 'PUT'])
@@ -108,15 +104,6 @@ def origin(parts, url):
 def target(parts):
     """The request target of a split URL: its path and query."""
     return (parts.path or '/') + ('?' + parts.query if parts.query else '')
-
-
-def format_timestamp(timestamp):
-    """An HTTP date from a POSIX timestamp or a naive UTC datetime."""
-    if isinstance(timestamp, datetime.datetime):
-        timestamp = calendar.timegm(timestamp.utctimetuple())
-    elif not isinstance(timestamp, numbers.Real):
-        raise TypeError('unknown timestamp type: %r' % (timestamp,))
-    return email.utils.formatdate(timestamp, usegmt=True)
 
 
 def native_url(text):

@@ -1,11 +1,12 @@
 """The FIFO of waiting Futures behind every lock and queue.
 
-A wait is a Future queued in a `Waiters`. Wake-ups take the oldest live waiter, so they
-are fair. A waiter that times out or is cancelled is resolved at once and *abandoned*:
-every later wake-up skips it, so nothing meant for it (a notification, a semaphore slot, a
-queue item) goes with it. Abandoned entries are dropped from the deque in bulk, when they
-outnumber the live ones: abandoning is amortised O(1), and a loop of short timed waits
-keeps memory bounded.
+A wait is a Future queued in a `Waiters`. Wake-ups take the oldest waiter, so they are
+fair. A waiter that times out or is cancelled is resolved and removed at once, with the
+value it carried (a blocked putter's item): nothing meant for it (a notification, a
+semaphore slot, a queue item) can go to it later, its count is gone from `len()` (and so
+from the owner's repr) at that moment, and a loop of short timed waits keeps nothing
+behind. An insertion-ordered map from Future to value makes that removal O(1), where
+Tornado 5.1's deque left the dead entries in place until a later put, get or sweep.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -31,20 +32,21 @@ def resolved_future(value):
 class Waiters(object):
     """Waiter Futures in arrival order, each with a value (a blocked putter's item).
 
+    `len()` counts the waiters still in line: what Tornado's ``_getters``, ``_putters``
+    and ``_waiters`` are read for.
+
     Args:
         timeout_result: what a timed-out waiter resolves with; by default it fails with
             `TimeoutError`.
     """
-    __slots__ = ('_entries', '_abandoned', '_timeout_result')
+    __slots__ = ('_entries', '_timeout_result')
 
     def __init__(self, timeout_result=RAISE_TIMEOUT):
-        self._entries = collections.deque()
-        self._abandoned = 0
+        self._entries = collections.OrderedDict()
         self._timeout_result = timeout_result
 
     def __len__(self):
-        """The number of live waiters."""
-        return len(self._entries) - self._abandoned
+        return len(self._entries)
 
     def add(self, timeout=None, value=None):
         """Queue a new waiter and return its Future.
@@ -54,7 +56,7 @@ class Waiters(object):
         """
         future = Future()
         future.set_canceller(functools.partial(self._cancel, future))
-        self._entries.append((future, value))
+        self._entries[future] = value
         if timeout is not None:
             io_loop = IOLoop.current()
             handle = io_loop.add_timeout(timeout, self._expire, future)
@@ -62,44 +64,29 @@ class Waiters(object):
         return future
 
     def pop(self):
-        """Remove and return the oldest live waiter as ``(future, value)``; one must exist.
+        """Remove and return the oldest waiter as ``(future, value)``; one must exist.
 
         The caller resolves the Future. Until it does, `cancel()` on it no longer counts it
-        here (it has left the queue) but still resolves it, so resolve it with
+        here (it has left the line) but still resolves it, so resolve it with
         `future_set_result_unless_cancelled` if callbacks can run in between.
         """
-        entries = self._entries
-        future, value = entries.popleft()
-        while future.done():
-            self._abandoned -= 1
-            future, value = entries.popleft()
+        future, value = self._entries.popitem(last=False)
         future.set_canceller(None)
         return future, value
 
     def pop_many(self, count):
-        """Remove and return up to `count` of the oldest live waiters, oldest first."""
-        popped = []
-        while len(popped) < count and len(self):
-            popped.append(self.pop())
-        return popped
+        """Remove and return up to `count` of the oldest waiters, oldest first."""
+        return [self.pop() for _ in range(min(count, len(self._entries)))]
 
     def _cancel(self, future):
-        # Counted before the callbacks run, so that they see a consistent length.
-        self._abandoned += 1
+        # Removed before the callbacks run, so that they see the new length.
+        del self._entries[future]
         future.set_cancelled()
-        self._compact()
         return True
 
     def _expire(self, future):
-        self._abandoned += 1
+        del self._entries[future]
         if self._timeout_result is RAISE_TIMEOUT:
             future.set_exception(TimeoutError('Timeout'))
         else:
             future.set_result(self._timeout_result)
-        self._compact()
-
-    def _compact(self):
-        if self._abandoned * 2 > len(self._entries):
-            self._entries = collections.deque(
-                entry for entry in self._entries if not entry[0].done())
-            self._abandoned = 0

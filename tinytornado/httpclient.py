@@ -19,9 +19,11 @@ request and its response over one connection), `_httppool` (slots and idle conne
 """
 from __future__ import absolute_import, division, print_function
 
+import functools
 import importlib
 import io
 import time
+import warnings
 import weakref
 
 from six.moves import http_client
@@ -32,18 +34,18 @@ from tinytornado._http1connection import Exchange, data_at_close
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
 from tinytornado._httppool import ConnectionPool
 from tinytornado._httprequest import (
-    RequestProxy, SSLContexts, format_timestamp, native_url, redirected_request,
+    RequestProxy, SSLContexts, native_url, redirected_request,
 )
 from tinytornado.concurrent import CancelledError, Future
-from tinytornado.httputil import HTTPHeaders, DEFAULT_MAX_HEADER_SIZE
+from tinytornado.httputil import HTTPHeaders, DEFAULT_MAX_HEADER_SIZE, format_timestamp
 from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import StreamClosedError
 from tinytornado.netutil import OverrideResolver, Resolver
 from tinytornado.tcpclient import TCPClient
 
 __all__ = [
-    'AsyncHTTPClient', 'HTTPRequest', 'HTTPResponse', 'HTTPClientError', 'HTTPError',
-    'HTTPTimeoutError', 'HTTPStreamClosedError',
+    'AsyncHTTPClient', 'HTTPClient', 'HTTPRequest', 'HTTPResponse', 'HTTPClientError',
+    'HTTPError', 'HTTPTimeoutError', 'HTTPStreamClosedError',
 ]
 
 _DEFAULT_MAX_BUFFER_SIZE = 100 * 1024 * 1024  # Tornado's; also the default max_body_size
@@ -224,7 +226,11 @@ class HTTPResponse(object):
             raise self.error
 
     def __repr__(self):
-        return '<HTTPResponse %d %s %s>' % (self.code, self.reason, self.effective_url)
+        return 'HTTPResponse(%s)' % ','.join(
+            '%s=%r' % (name, getattr(self, name)) for name in self._REPR_FIELDS)
+
+    # Tornado 5.1's repr, 'HTTPResponse(code=200,...)', without the headers and body.
+    _REPR_FIELDS = ('code', 'effective_url', 'error', 'reason', 'request', 'request_time')
 
 
 # --- The client ----------------------------------------------------------------------------
@@ -338,7 +344,7 @@ class AsyncHTTPClient(object):
                 raise RuntimeError('inconsistent AsyncHTTPClient cache')
             del self._instance_cache[self.io_loop]
 
-    def fetch(self, request, raise_error=True, **kwargs):
+    def fetch(self, request, callback=None, raise_error=True, **kwargs):
         """Fetch `request` (an HTTPRequest, or a URL with HTTPRequest's keyword arguments).
 
         Returns a Future of the HTTPResponse. With `raise_error` (the default) it fails
@@ -347,7 +353,15 @@ class AsyncHTTPClient(object):
         error such as a refused connection, HTTPInputError for a malformed response...).
         With ``raise_error=False`` every outcome is a response, code 599 when there was
         none. Cancelling the Future abandons the request and closes its connection.
+
+        `callback` (deprecated, as in Tornado 5.1) is called on the loop with the
+        HTTPResponse, whatever the outcome: a failure is a response whose `error` is set
+        (code 599 when there was no response). The Future is returned all the same, and
+        `raise_error` still decides how it ends; the callback is not called for a fetch
+        whose Future was cancelled.
         """
+        if callback is not None:
+            return self._fetch_with_callback(request, callback, raise_error, kwargs)
         if self._closed:
             raise RuntimeError('fetch() called on closed AsyncHTTPClient')
         if not isinstance(request, HTTPRequest):
@@ -410,6 +424,20 @@ class AsyncHTTPClient(object):
             raise response.error
         raise gen.Return(response)
 
+    def _fetch_with_callback(self, request, callback, raise_error, kwargs):
+        warnings.warn('the callback argument of AsyncHTTPClient.fetch is deprecated: use '
+                      'the Future it returns', DeprecationWarning, stacklevel=3)
+        if not isinstance(request, HTTPRequest):
+            # Made here, so that a failure without a response can still name the request.
+            request, kwargs = HTTPRequest(url=request, **kwargs), {}
+        future = self.fetch(request, raise_error=raise_error, **kwargs)
+
+        def deliver(future):
+            if not future.cancelled():
+                self.io_loop.add_callback(callback, _callback_response(future, request))
+        future.add_done_callback(deliver)
+        return future
+
     def _abandon(self, exchange, slot):
         """An error or a cancellation: close what the exchange had open, give back the slot."""
         if exchange is not None:
@@ -420,6 +448,17 @@ class AsyncHTTPClient(object):
             slot = slot.result() if _granted(slot) else None
         if slot is not None:
             self._pool.release(slot, None)
+
+
+def _callback_response(future, request):
+    """What a legacy fetch callback is given: a response, even for a failure."""
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if isinstance(error, HTTPClientError) and error.response is not None:
+        return error.response
+    return HTTPResponse(request, 599, error=error,
+                        request_time=time.time() - request.start_time)
 
 
 def _granted(slot):
@@ -442,3 +481,55 @@ def _response(request, exchange, error=None):
         response._body = exchange.body()
     return response
 
+
+# --- The blocking client -------------------------------------------------------------------
+
+class HTTPClient(object):
+    """A blocking HTTP client, for scripts and tests: ``fetch`` returns the HTTPResponse.
+
+    Each fetch runs a private IOLoop until its response is in. The thread's current loop
+    is left as it was, so this works with no loop at all and also (blocking it) from
+    inside a running one, which Tornado 5 refuses on Python 3. ``close()`` when done; closing again
+    does nothing.
+
+    Args:
+        async_client_class: the AsyncHTTPClient class that does the work (default:
+            AsyncHTTPClient, or what it is configured to make).
+        kwargs: for that class, as ``AsyncHTTPClient(**kwargs)`` takes them.
+    """
+
+    def __init__(self, async_client_class=None, **kwargs):
+        self._closed = True  # until made whole: close(), and so __del__, has nothing to do
+        self._io_loop = IOLoop(make_current=False)
+        client_class = async_client_class or AsyncHTTPClient
+        try:
+            # Made while the private loop runs, so that the client is that loop's.
+            self._async_client = self._io_loop.run_sync(
+                gen.coroutine(lambda: client_class(**kwargs)))
+        except Exception:
+            self._io_loop.close()
+            raise
+        self._closed = False
+
+    def __del__(self):
+        self.close()
+
+    def close(self):
+        """Close the connections and the private loop."""
+        if not self._closed:
+            self._closed = True
+            self._async_client.close()
+            self._io_loop.close(all_fds=True)
+
+    def fetch(self, request, **kwargs):
+        """Fetch `request` (an HTTPRequest, or a URL with HTTPRequest's keyword arguments).
+
+        Returns the HTTPResponse. Raises what `AsyncHTTPClient.fetch`'s Future would:
+        HTTPClientError (HTTPError) for a non-2xx response, with the response attached,
+        or the error itself when there was no response; with ``raise_error=False``,
+        every outcome is a response instead.
+        """
+        if self._closed:
+            raise RuntimeError('fetch() called on closed HTTPClient')
+        return self._io_loop.run_sync(
+            functools.partial(self._async_client.fetch, request, **kwargs))

@@ -9,12 +9,23 @@ the grammar they check against (as strictly as h11, which this replaced) is _htt
 Invariant: bad input from the peer ends the response with `HTTPInputError`, and once end of
 file has been fed `next_event` never answers `NEED_DATA`, so a broken server cannot leave a
 caller waiting for bytes that will not come.
+
+Tornado 5.1's helpers live here too, for code written against ``tornado.httputil``:
+`url_concat`, `qs_to_qsl`, `format_timestamp`, `parse_cookie`, and the start-line parsers
+`parse_request_start_line` and `parse_response_start_line`.
 """
 from __future__ import absolute_import, division, print_function
 
+import calendar
 import collections
+import datetime
+import email.utils
+import numbers
+import re
+import time
 import zlib
 
+from six.moves import http_client
 from six.moves.urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from tinytornado._compat import collections_abc, native_str
@@ -26,16 +37,21 @@ from tinytornado._http1parser import (
 __all__ = [
     'HTTPHeaders', 'HTTPInputError', 'NoResponseError', 'HTTP1ClientProtocol',
     'InformationalResponse', 'ResponseHead', 'BodyData', 'EndOfMessage', 'ConnectionClosed',
-    'NEED_DATA', 'PAUSED', 'ContentDecoder', 'url_concat',
-    'DEFAULT_MAX_HEADER_SIZE', 'DEFAULT_MAX_HEADER_LINES',
+    'NEED_DATA', 'PAUSED', 'ContentDecoder', 'url_concat', 'qs_to_qsl', 'format_timestamp',
+    'parse_cookie', 'RequestStartLine', 'parse_request_start_line', 'ResponseStartLine',
+    'parse_response_start_line', 'responses', 'DEFAULT_MAX_HEADER_SIZE',
+    'DEFAULT_MAX_HEADER_LINES',
 ]
 
 DEFAULT_MAX_HEADER_SIZE = 65536  # Tornado's default
 DEFAULT_MAX_HEADER_LINES = 100  # Apache's LimitRequestFields
 
+responses = http_client.responses  # status code -> reason phrase, as Tornado exports it
+
 
 class HTTPInputError(Exception):
-    """The peer sent bytes that are not a valid HTTP response; the message says what was wrong."""
+    """Bytes or text that are not valid HTTP (a response from the peer, a start line given
+    to a parser); the message says what was wrong."""
 
 
 class NoResponseError(HTTPInputError):
@@ -616,3 +632,112 @@ def url_concat(url, args):
     query = parse_qsl(parts.query, keep_blank_values=True)
     query.extend(args)
     return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def qs_to_qsl(qs):
+    """Yield the (name, value) pairs of a ``parse_qs`` result, a name's values in order."""
+    for name, values in qs.items():
+        for value in values:
+            yield name, value
+
+
+# --- Dates -------------------------------------------------------------------------------------
+
+def format_timestamp(timestamp):
+    """An HTTP date ('Sun, 27 Jan 2013 18:43:20 GMT'), always in GMT.
+
+    Args:
+        timestamp: a POSIX timestamp (int or float), a UTC time tuple or struct_time (as
+            time.gmtime gives), or a datetime: naive ones are taken as UTC, aware ones
+            converted to it.
+    """
+    if isinstance(timestamp, datetime.datetime):
+        timestamp = calendar.timegm(timestamp.utctimetuple())
+    elif isinstance(timestamp, (tuple, time.struct_time)):
+        timestamp = calendar.timegm(timestamp)
+    elif not isinstance(timestamp, numbers.Real):
+        raise TypeError('unknown timestamp type: %r' % (timestamp,))
+    return email.utils.formatdate(timestamp, usegmt=True)
+
+
+# --- Cookies -----------------------------------------------------------------------------------
+
+# In a quoted cookie value, a backslash escapes an octal byte (\012) or any one character.
+_COOKIE_ESCAPE = re.compile(r'\\(?:([0-3][0-7][0-7])|(.))')
+
+
+def parse_cookie(cookie):
+    """A Cookie header's value as a dict of name -> value, parsed as browsers do.
+
+    Every ';' ends a pair, even inside quotes; a pair without '=' is a value with the
+    empty name; a name given twice keeps its last value. A value in double quotes loses
+    them, and its backslash escapes are undone.
+    """
+    cookies = {}
+    for pair in cookie.split(';'):
+        name, equals, value = pair.partition('=')
+        if not equals:
+            name, value = '', name
+        name, value = name.strip(), value.strip()
+        if name or value:
+            cookies[name] = _unquote_cookie(value)
+    return cookies
+
+
+def _unquote_cookie(value):
+    if len(value) < 2 or value[0] != '"' or value[-1] != '"':
+        return value
+    return _COOKIE_ESCAPE.sub(_unescape, value[1:-1])
+
+
+def _unescape(match):
+    octal, character = match.groups()
+    return character if octal is None else chr(int(octal, 8))
+
+
+# --- Start lines -------------------------------------------------------------------------------
+
+# A request line: "GET /index.html HTTP/1.1" (Tornado 5.1's fields).
+RequestStartLine = collections.namedtuple('RequestStartLine', ['method', 'path', 'version'])
+# A status line: "HTTP/1.1 200 OK", the code an int.
+ResponseStartLine = collections.namedtuple('ResponseStartLine', ['version', 'code', 'reason'])
+
+_HTTP1_VERSION = re.compile(r'HTTP/1\.[0-9]\Z')
+
+
+def parse_request_start_line(line):
+    """A request line ('GET /foo HTTP/1.1', native str) as a RequestStartLine.
+
+    Raises:
+        HTTPInputError: not three fields separated by single spaces, or a version other
+            than HTTP/1.x.
+    """
+    fields = line.split(' ')
+    if len(fields) != 3 or not all(fields):
+        raise HTTPInputError('malformed HTTP request line: %r' % (line,))
+    method, path, version = fields
+    if not _HTTP1_VERSION.match(version):
+        raise HTTPInputError('malformed HTTP version in request line: %r' % (line,))
+    return RequestStartLine(method, path, version)
+
+
+def parse_response_start_line(line):
+    """A status line ('HTTP/1.1 200 OK', native str or bytes) as a ResponseStartLine.
+
+    The line is checked as the client checks the responses it reads; a CRLF after it is
+    allowed.
+
+    Raises:
+        HTTPInputError: the line is not an HTTP/1.x status line with a three-digit code.
+    """
+    text = native_str(line)
+    if text.endswith('\r\n'):
+        text = text[:-2]
+    try:
+        minor, code, reason, more_lines = split_head(text)
+    except ValueError as exc:
+        raise HTTPInputError('malformed HTTP response start line: %s' % (exc,))
+    if more_lines:
+        raise HTTPInputError('malformed HTTP response start line: more than one line in %r'
+                             % (line,))
+    return ResponseStartLine('HTTP/1.' + minor, code, reason)

@@ -52,8 +52,10 @@ import threading
 from tinytornado._compat import get_ident, monotonic, string_types
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
+import tinytornado.concurrent
 from tinytornado.concurrent import (
-    Future, TimeoutError, future_add_done_callback, is_future,
+    Future, TimeoutError, _default_thread_pool, _resolve_through, future_add_done_callback,
+    is_future,
 )
 from tinytornado.log import app_log
 
@@ -341,6 +343,8 @@ class IOLoop(object):
         if self._closed:
             return
         self._closed = True
+        if self._own_executor is not None:
+            self._own_executor.shutdown()  # Its calls still running end first, as in 5.1.
         fileobjs = self.pending_work()[1] if all_fds else ()
         self._release()
         for fileobj in fileobjs:
@@ -365,6 +369,28 @@ class IOLoop(object):
     def add_future(self, future, callback):
         """Run `callback(future)` in the pass after `future` resolves (any thread)."""
         future_add_done_callback(future, lambda f: self.add_callback(callback, f))
+
+    # Tornado 5.0's executors. The default is the pool run_in_executor makes on first use
+    # until set_default_executor names another; close() shuts down the pool it made.
+    _default_executor = None
+    _own_executor = None
+
+    def run_in_executor(self, executor, func, *args):
+        """Run `func(*args)` on `executor`, a concurrent.futures executor, or None for the
+        loop's default (a thread pool of five threads a CPU); keyword arguments go through
+        functools.partial. Returns a Future resolved on this loop's thread; cancelling it
+        cancels the call if it has not started."""
+        if executor is None:
+            if self._default_executor is None:
+                self._default_executor = self._own_executor = _default_thread_pool()
+            executor = self._default_executor
+        return _resolve_through(self, executor.submit(func, *args))
+
+    def set_default_executor(self, executor):
+        """Make `executor` the one ``run_in_executor(None, ...)`` uses."""
+        if not callable(getattr(executor, 'submit', None)):
+            raise TypeError('not an executor (it has no submit method): %r' % (executor,))
+        self._default_executor = executor
 
     # -- timers -------------------------------------------------------------------------
 
@@ -734,3 +760,7 @@ def _close_quietly(fileobj):
         if e.errno != errno.EBADF:
             app_log.error('Error closing fd %r', fileobj, exc_info=True)
 
+
+# chain_future and the legacy callback= adapters of concurrent, a layer below that may not
+# import this module, hand Futures over through the current loop: this is how they find it.
+tinytornado.concurrent._current_loop = IOLoop.current

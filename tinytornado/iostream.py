@@ -1,9 +1,11 @@
-"""Non-blocking sockets with Tornado 5.1's Future API: `IOStream` and `SSLIOStream`.
+"""Non-blocking sockets and pipes with Tornado 5.1's API: `IOStream`, `SSLIOStream`,
+`PipeIOStream`, all `BaseIOStream`s.
 
-A stream owns one socket. Incoming bytes fill a read buffer, and at most one read is
-pending: a small object that says when the buffer can satisfy it (`_ReadBytes`,
-`_ReadUntil`, ...). Writes go to the socket at once when they can; what does not fit
-waits in a write buffer, and each write's Future resolves once its last byte is sent.
+A stream owns one socket (for a PipeIOStream, a pipe's file descriptor dressed as one).
+Incoming bytes fill a read buffer, and at most one read is pending: a small object that
+says when the buffer can satisfy it (`_ReadBytes`, `_ReadUntil`, ...). Writes go to the
+socket at once when they can; what does not fit waits in a write buffer, and each
+write's Future resolves once its last byte is sent.
 
 Fast without losing bytes:
 - A read the buffer can already satisfy returns a resolved Future, so the caller's
@@ -23,17 +25,25 @@ is the cause (also kept as `error`), except that `read_until_close` gets the buf
 bytes when the close was clean. A read the buffer can satisfy still succeeds after the
 close. The peer closing or resetting the connection, a read that cannot be satisfied
 within its `max_bytes`, and more than `max_buffer_size` unread bytes all close the stream.
+
+Legacy ``callback=`` (and ``streaming_callback=``) arguments are adapters over the same
+Futures: the method returns None and the callback runs in a later loop pass once the
+Future succeeds. One that fails is not called back, as in Tornado 5.1: the close callback
+tells. An exception a callback raises is logged and closes the stream.
 """
 from __future__ import absolute_import, division, print_function
 
 import collections
 import errno
+import fcntl
 import functools
+import io
 import os
 import re
 import socket
 import ssl
 import sys
+import warnings
 
 import six
 
@@ -43,12 +53,12 @@ from tinytornado.concurrent import (
     Future, future_set_exception_unless_cancelled, future_set_result_unless_cancelled,
 )
 from tinytornado.ioloop import IOLoop
-from tinytornado.log import gen_log
+from tinytornado.log import app_log, gen_log
 from tinytornado.netutil import errno_from_exception, ssl_wrap_socket
 
 __all__ = [
-    'IOStream', 'SSLIOStream', 'StreamClosedError', 'UnsatisfiableReadError',
-    'StreamBufferFullError',
+    'BaseIOStream', 'IOStream', 'SSLIOStream', 'PipeIOStream', 'StreamClosedError',
+    'UnsatisfiableReadError', 'StreamBufferFullError',
 ]
 
 _WOULDBLOCK = frozenset([errno.EWOULDBLOCK, errno.EAGAIN, errno.EINTR])
@@ -67,6 +77,9 @@ _FIRST_RECV_SIZE = 4096
 CONNECTING, HANDSHAKING, OPEN, CLOSED = 'CONNECTING', 'HANDSHAKING', 'OPEN', 'CLOSED'
 
 _READ, _WRITE = IOLoop.READ, IOLoop.WRITE
+# An error or hang-up (a pipe's writer gone) is met as a read would meet it: a recv tells
+# EOF or the error. epoll reports it alone for pipes, and ignoring it would spin the loop.
+_READABLE = IOLoop.READ | IOLoop.ERROR
 
 # What _PendingRead.complete returns while the buffer cannot satisfy the read.
 _NOT_YET = object()
@@ -100,11 +113,12 @@ class StreamBufferFullError(Exception):
     """More than max_buffer_size unread, or max_write_buffer_size unsent, bytes."""
 
 
-class IOStream(object):
-    """A connected (or connecting) socket with Future-returning reads and writes.
+class BaseIOStream(object):
+    """Future-returning reads and writes over `socket`, which a subclass sets before
+    calling this __init__: a non-blocking socket, or an object with the socket methods
+    used here (fileno, recv, recv_into, send, close), as PipeIOStream's.
 
     Args:
-        socket: a stream socket; it is made non-blocking.
         max_buffer_size: the most unread bytes held before the stream fails (100 MB).
         read_chunk_size: the most bytes one recv asks for (64 KB).
         max_write_buffer_size: the most unsent bytes `write` accepts (unlimited).
@@ -112,18 +126,17 @@ class IOStream(object):
     # After a recv returns less than it had room for, the kernel had no more: a read
     # waits for the loop rather than try again and meet EWOULDBLOCK.
     _short_read_drains = True
+    # The errnos that say the other end went away: the stream closes without a warning.
+    _peer_gone_errnos = _CONNECTION_LOST
 
-    def __init__(self, socket, max_buffer_size=None, read_chunk_size=None,
-                 max_write_buffer_size=None):
-        self.socket = socket
-        self.socket.setblocking(False)
+    def __init__(self, max_buffer_size=None, read_chunk_size=None, max_write_buffer_size=None):
         self.io_loop = IOLoop.current()
         self.max_buffer_size = max_buffer_size or _DEFAULT_MAX_BUFFER_SIZE
         self.read_chunk_size = min(read_chunk_size or _DEFAULT_READ_CHUNK_SIZE,
                                    max(1, self.max_buffer_size // 2))
         self.max_write_buffer_size = max_write_buffer_size
         self.error = None
-        self._fileno = socket.fileno()
+        self._fileno = self.socket.fileno()
         self._state = OPEN
         self._interest = 0  # the events registered with the loop; 0: not registered
         self._read_buffer = ByteBuffer(keep=2 * self.read_chunk_size)
@@ -146,42 +159,65 @@ class IOStream(object):
 
     # -- reading -----------------------------------------------------------------------
 
-    def read_bytes(self, num_bytes, partial=False):
+    def read_bytes(self, num_bytes, callback=None, streaming_callback=None, partial=False):
         """A Future of the next `num_bytes` bytes. With `partial`, of what is there (at
-        least one byte, at most `num_bytes`) as soon as anything is."""
+        least one byte, at most `num_bytes`) as soon as anything is.
+
+        Legacy forms: with `callback`, returns None and calls ``callback(data)``; with
+        `streaming_callback`, each chunk goes to it as it comes and the result is b''.
+        """
         if not isinstance(num_bytes, six.integer_types) or num_bytes < 0:
             raise ValueError('num_bytes must be a non-negative integer: %r' % (num_bytes,))
-        return self._start_read(_ReadBytes(num_bytes, partial))
+        if callback is None and streaming_callback is None:
+            return self._start_read(_ReadBytes(num_bytes, partial))
+        return self._legacy_read(callback, streaming_callback, num_bytes,
+                                 _ReadBytes(num_bytes, partial))
 
-    def read_until(self, delimiter, max_bytes=None):
-        """A Future of the bytes up to and including `delimiter`.
+    def read_until(self, delimiter, callback=None, max_bytes=None):
+        """A Future of the bytes up to and including `delimiter` (legacy form: with
+        `callback`, returns None and calls ``callback(data)``).
 
         If no delimiter ends within `max_bytes` bytes, the stream is closed and the read
         fails with StreamClosedError (its real_error an UnsatisfiableReadError).
         """
         if not delimiter:
             raise ValueError('read_until needs a non-empty delimiter')
-        return self._start_read(_ReadUntil(delimiter, max_bytes))
+        if callback is None:
+            return self._start_read(_ReadUntil(delimiter, max_bytes))
+        return self._legacy_read(callback, None, None, _ReadUntil(delimiter, max_bytes))
 
-    def read_until_regex(self, regex, max_bytes=None):
-        """A Future of the bytes up to and including the first match of `regex`.
+    def read_until_regex(self, regex, callback=None, max_bytes=None):
+        """A Future of the bytes up to and including the first match of `regex` (legacy
+        form: with `callback`, returns None and calls ``callback(data)``).
 
         A match may start anywhere, so each arrival searches the whole buffer again:
         give `max_bytes` when the data may come in small pieces.
         """
-        return self._start_read(_ReadUntilRegex(re.compile(regex), max_bytes))
+        read = _ReadUntilRegex(re.compile(regex), max_bytes)
+        if callback is None:
+            return self._start_read(read)
+        return self._legacy_read(callback, None, None, read)
 
-    def read_until_close(self):
-        """A Future of every byte until the peer closes the connection cleanly."""
-        return self._start_read(_ReadUntilClose())
+    def read_until_close(self, callback=None, streaming_callback=None):
+        """A Future of every byte until the peer closes the connection cleanly.
 
-    def read_into(self, buf, partial=False):
+        Legacy forms: with `callback`, returns None and calls ``callback(data)``; with
+        `streaming_callback`, each chunk goes to it as it comes and the result is b''.
+        """
+        if callback is None and streaming_callback is None:
+            return self._start_read(_ReadUntilClose())
+        return self._legacy_read(callback, streaming_callback, None, _ReadUntilClose())
+
+    def read_into(self, buf, callback=None, partial=False):
         """Fill the writable buffer `buf` (a bytearray or memoryview); a Future of the
         number of bytes written into it: len(buf), or with `partial` at least one.
+        Legacy form: with `callback`, returns None and calls ``callback(count)``.
 
         Once the stream's own buffer is empty, the socket reads straight into `buf`.
         """
-        return self._start_read(_ReadInto(memoryview(buf), partial))
+        if callback is None:
+            return self._start_read(_ReadInto(memoryview(buf), partial))
+        return self._legacy_read(callback, None, None, _ReadInto(memoryview(buf), partial))
 
     def reading(self):
         """True while a read is pending."""
@@ -337,8 +373,9 @@ class IOStream(object):
 
     # -- writing -----------------------------------------------------------------------
 
-    def write(self, data):
-        """Send `data`; a Future resolved once all of it has been sent.
+    def write(self, data, callback=None):
+        """Send `data`; a Future resolved once all of it has been sent (legacy form: with
+        `callback`, returns None and calls ``callback()`` then).
 
         What the socket takes at once is sent at once, and then the Future is resolved
         already. Writes go out in order and need not wait for each other. A Future that
@@ -348,6 +385,8 @@ class IOStream(object):
             StreamClosedError: the stream is closed.
             StreamBufferFullError: the unsent bytes would pass max_write_buffer_size.
         """
+        if callback is not None:
+            return self._legacy_write(data, callback)
         if self._state is not OPEN or self._bytes_written != self._bytes_sent:
             return self._write_behind(data)
         size = len(data)
@@ -428,61 +467,6 @@ class IOStream(object):
         self._close_on_error('Write', error)
         return None
 
-    # -- connecting --------------------------------------------------------------------
-
-    def connect(self, address, server_hostname=None):
-        """Connect the socket to `address`, which must be resolved already (a name would
-        make socket.connect block). A Future resolved with this stream once connected.
-
-        Reads and writes started before then wait for the connection. A refused or
-        failed connection fails the Future with StreamClosedError (its real_error the
-        socket error). Cancelling the Future closes the stream.
-        """
-        self._state = CONNECTING
-        future = self._connect_future = Future()
-        future.set_canceller(functools.partial(self._cancel_and_close, '_connect_future'))
-        try:
-            self.socket.connect(address)
-        except socket.error as e:
-            if errno_from_exception(e) not in _CONNECT_IN_PROGRESS:
-                self.close(exc_info=e)
-                return future
-        self._update_interest()
-        return future
-
-    def _handle_connect(self):
-        err = self.socket.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-        if err:
-            self.close(exc_info=socket.error(err, os.strerror(err)))
-            return
-        self._state = OPEN
-        self._on_connect()
-
-    def _on_connect(self):
-        """The TCP connection is up: start what waited for it, then tell the caller
-        (unless that closed the stream, which failed the Future)."""
-        self._start_pending_io()
-        future, self._connect_future = self._connect_future, None
-        if future is not None:
-            future_set_result_unless_cancelled(future, self)
-
-    def _start_pending_io(self):
-        if self.writing():
-            self._handle_write()
-        if self._pending_read is not None and self._state is OPEN:
-            self._read_from_socket()
-        if self._state is OPEN:
-            self._update_interest()
-
-    def _cancel_and_close(self, attribute):
-        # Cancelling a connect (or a handshake) gives the connection up. The Future is
-        # taken off first, so that close() does not try to fail it.
-        future = getattr(self, attribute)
-        setattr(self, attribute, None)
-        future.set_cancelled()
-        self.close()
-        return True
-
     # -- events from the loop ----------------------------------------------------------
 
     def _wanted_events(self):
@@ -506,7 +490,7 @@ class IOStream(object):
             if self._state is not OPEN:
                 self._handle_setup_events(events)
                 return
-            if events & _READ:
+            if events & _READABLE:
                 self._socket_drained = False
                 self._read_from_socket()
             if events & _WRITE and self._state is OPEN:
@@ -516,9 +500,8 @@ class IOStream(object):
             self.close(exc_info=True)
 
     def _handle_setup_events(self, events):
-        """Events before the stream is OPEN (or after it closed, in the same pass)."""
-        if self._state is CONNECTING:
-            self._handle_connect()
+        """Events before the stream is OPEN (or after it closed, in the same pass): a
+        subclass's connect or handshake. Here there are none to handle."""
 
     # -- closing -----------------------------------------------------------------------
 
@@ -578,9 +561,152 @@ class IOStream(object):
         return StreamClosedError(real_error=self.error)
 
     def _close_on_error(self, operation, error):
-        if errno_from_exception(error) not in _CONNECTION_LOST:
+        if errno_from_exception(error) not in self._peer_gone_errnos:
             gen_log.warning('%s error on %r: %s', operation, self, error)
         self.close(exc_info=error)
+
+    # -- options -----------------------------------------------------------------------
+
+    def set_nodelay(self, value):
+        """Only TCP streams (IOStream) delay small writes; on the others this does nothing."""
+
+    # -- legacy callback= arguments: adapters over the Futures ---------------------------
+
+    def _legacy_read(self, callback, streaming_callback, num_bytes, read):
+        """A read with Tornado 5.1's callbacks: `read` started, or with `streaming_callback`
+        `num_bytes` (None: all until the close) streamed to it; the Future of that read
+        without `callback`, else None and `callback(result)` once it succeeds."""
+        _warn_legacy('streaming_callback' if callback is None else 'callback', 2)
+        was_closed = self._state is CLOSED
+        if streaming_callback is None:
+            future = self._start_read(read)
+        else:
+            future = _StreamingRead(self, num_bytes, streaming_callback).start()
+        if callback is None:
+            return future
+        if future.done():
+            _raise_inline_failure(future, was_closed, self._peer_gone_errnos)
+        future.add_done_callback(functools.partial(self._schedule_callback, callback, True))
+        return None
+
+    def _legacy_write(self, data, callback):
+        _warn_legacy('callback', 2)
+        self.write(data).add_done_callback(
+            functools.partial(self._schedule_callback, callback, False))
+        return None
+
+    def _schedule_callback(self, callback, with_result, future):
+        """`future` is done: on success, run `callback` (given the result if `with_result`)
+        in a later pass. A failure is not called back (the close callback tells)."""
+        if future.cancelled() or future.exception() is not None:
+            return
+        if with_result:
+            self.io_loop.add_callback(self._run_callback, callback, future.result())
+        else:
+            self.io_loop.add_callback(self._run_callback, callback)
+
+    def _run_callback(self, callback, *args):
+        """Run a legacy callback. An exception it raises is logged and closes the stream,
+        whose `error` it becomes, as in Tornado 5.1."""
+        try:
+            return callback(*args)
+        except Exception:
+            app_log.error('Uncaught exception in callback %r, closing %r', callback, self,
+                          exc_info=True)
+            self.close(exc_info=True)
+
+
+class IOStream(BaseIOStream):
+    """A connected (or connecting) TCP or Unix socket with Future-returning reads and
+    writes, and `connect`.
+
+    Args:
+        socket: a stream socket; it is made non-blocking.
+        max_buffer_size, read_chunk_size, max_write_buffer_size: see BaseIOStream.
+    """
+
+    def __init__(self, socket, *args, **kwargs):
+        self.socket = socket
+        self.socket.setblocking(False)
+        super(IOStream, self).__init__(*args, **kwargs)
+
+    # -- connecting --------------------------------------------------------------------
+
+    def connect(self, address, callback=None, server_hostname=None):
+        """Connect the socket to `address` (a resolved (host, port), or a Unix socket's
+        path; a host name would make socket.connect block). A Future resolved with this
+        stream once connected.
+
+        Reads and writes started before then wait for the connection. A refused or
+        failed connection fails the Future with StreamClosedError (its real_error the
+        socket error). Cancelling the Future closes the stream.
+
+        Legacy form: with `callback`, returns None and calls ``callback()`` once
+        connected; a failed connection is logged instead (the close callback tells).
+        """
+        future = self._start_connect(address)
+        return future if callback is None else self._legacy_connect(future, callback)
+
+    def _legacy_connect(self, future, callback):
+        _warn_legacy('callback', 2)
+        future.add_done_callback(functools.partial(self._schedule_connect_callback, callback))
+        return None
+
+    def _schedule_connect_callback(self, callback, future):
+        if not future.cancelled() and future.exception() is not None:
+            gen_log.warning('Connect error on %r: %s', self, future.exception())
+        self._schedule_callback(callback, False, future)
+
+    def _start_connect(self, address):
+        self._state = CONNECTING
+        future = self._connect_future = Future()
+        future.set_canceller(functools.partial(self._cancel_and_close, '_connect_future'))
+        try:
+            self.socket.connect(address)
+        except socket.error as e:
+            if errno_from_exception(e) not in _CONNECT_IN_PROGRESS:
+                self.close(exc_info=e)
+                return future
+        self._update_interest()
+        return future
+
+    def _handle_connect(self):
+        err = self.socket.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            self.close(exc_info=socket.error(err, os.strerror(err)))
+            return
+        self._state = OPEN
+        self._on_connect()
+
+    def _on_connect(self):
+        """The TCP connection is up: start what waited for it, then tell the caller
+        (unless that closed the stream, which failed the Future)."""
+        self._start_pending_io()
+        future, self._connect_future = self._connect_future, None
+        if future is not None:
+            future_set_result_unless_cancelled(future, self)
+
+    def _start_pending_io(self):
+        if self.writing():
+            self._handle_write()
+        if self._pending_read is not None and self._state is OPEN:
+            self._read_from_socket()
+        if self._state is OPEN:
+            self._update_interest()
+
+    def _cancel_and_close(self, attribute):
+        # Cancelling a connect (or a handshake) gives the connection up. The Future is
+        # taken off first, so that close() does not try to fail it.
+        future = getattr(self, attribute)
+        setattr(self, attribute, None)
+        future.set_cancelled()
+        self.close()
+        return True
+
+    def _handle_setup_events(self, events):
+        """Events before the stream is OPEN (or after it closed, in the same pass)."""
+        if self._state is CONNECTING:
+            self._handle_connect()
 
     # -- options and TLS ---------------------------------------------------------------
 
@@ -657,19 +783,27 @@ class SSLIOStream(IOStream):
             self._state = HANDSHAKING
             self._update_interest()  # the first WRITE event starts the handshake
 
-    def connect(self, address, server_hostname=None):
-        """Connect, then do the TLS handshake; a Future resolved with this stream after.
+    def connect(self, address, callback=None, server_hostname=None):
+        """Connect, then do the TLS handshake; a Future resolved with this stream after
+        (legacy form: with `callback`, None, and ``callback()`` then).
 
         `server_hostname` (default: the address's host) is sent for SNI and checked
         against the certificate. A failed handshake fails the Future with its own
         error (an ssl.SSLError, say); a failed connection as IOStream.connect does.
         """
         self._server_hostname = server_hostname or address[0]
-        return super(SSLIOStream, self).connect(address)
+        future = self._start_connect(address)
+        return future if callback is None else self._legacy_connect(future, callback)
 
-    def wait_for_handshake(self):
+    def wait_for_handshake(self, callback=None):
         """A Future resolved with this stream once the handshake is done, or failed with
-        the handshake's error. Cancelling it closes the stream."""
+        the handshake's error. Cancelling it closes the stream. Legacy form: with
+        `callback`, returns None and calls ``callback()`` once the handshake is done."""
+        if callback is not None:
+            _warn_legacy('callback', 1)
+            self.wait_for_handshake().add_done_callback(
+                functools.partial(self._schedule_callback, callback, False))
+            return None
         if self._handshake_future is not None:
             raise RuntimeError('Already waiting for the handshake of %r' % self)
         future = self._handshake_future = Future()
@@ -739,7 +873,7 @@ class SSLIOStream(IOStream):
     def _handshake_failed(self, error):
         # Whoever waits for the handshake gets its own error, which says what went
         # wrong (a certificate that does not verify...), not just "closed".
-        if errno_from_exception(error) not in _CONNECTION_LOST:
+        if errno_from_exception(error) not in self._peer_gone_errnos:
             gen_log.warning('TLS handshake failed on %r: %s', self, error)
         self._fail_handshake_futures(error)
         self.close(exc_info=error)
@@ -755,6 +889,136 @@ class SSLIOStream(IOStream):
         if code in (ssl.SSL_ERROR_EOF, ssl.SSL_ERROR_ZERO_RETURN) or _is_ragged_eof(error):
             return _EOF
         return super(SSLIOStream, self)._error_outcome(error)
+
+
+class PipeIOStream(BaseIOStream):
+    """A stream over a pipe's file descriptor: one end of `os.pipe()`, or a subprocess's
+    stdin or stdout. The stream owns `fd`, makes it non-blocking and closes it.
+
+    A pipe goes one way, so read from a read end and write to a write end. When the
+    writer closes, the reading stream meets EOF and closes, as a socket's does when its
+    peer closes; when the reader goes away, the writing stream closes too (its pending
+    writes fail with StreamClosedError), its `error` EPIPE or EBADF, as in Tornado 5.1.
+    """
+    # EBADF: a recv on a write end, after the poll reported an error there because the
+    # reader went away.
+    _peer_gone_errnos = _CONNECTION_LOST | frozenset([errno.EBADF])
+
+    def __init__(self, fd, *args, **kwargs):
+        self.fd = fd
+        self.socket = _PipeFile(fd)
+        super(PipeIOStream, self).__init__(*args, **kwargs)
+
+
+class _PipeFile(object):
+    """A pipe's file descriptor with the socket methods BaseIOStream calls."""
+
+    def __init__(self, fd):
+        self._fd = fd
+        self._file = io.FileIO(fd, 'r+')  # for readinto, on 2.7 too; it closes `fd`
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+
+    def fileno(self):
+        return self._fd
+
+    def recv(self, size):
+        return os.read(self._fd, size)
+
+    def recv_into(self, view):
+        size = self._file.readinto(view)
+        if size is None:
+            # FileIO returns None where a socket raises, and the stream expects the raise.
+            raise IOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+        return size
+
+    def send(self, data):
+        return os.write(self._fd, data)
+
+    def close(self):
+        self._file.close()
+
+
+class _StreamingRead(object):
+    """A legacy streaming_callback read: partial read_bytes one after another, each chunk
+    handed to `streaming_callback` in a later pass; `future` gets b'' (what is left, as in
+    Tornado 5.1) once `num_bytes` bytes have streamed, or for `num_bytes` None once the
+    stream closes cleanly."""
+
+    def __init__(self, stream, num_bytes, streaming_callback):
+        self.stream = stream
+        self.remaining = num_bytes
+        self.streaming_callback = streaming_callback
+        self.chunk = None  # the pending read_bytes
+        self.future = Future()
+        self.future.set_canceller(self._cancel)
+
+    def start(self):
+        """Read chunks until one has to wait; the Future of the whole read."""
+        # A loop, not a recursion through the chunks' done callbacks: each chunk that
+        # the buffer or an inline recv satisfies resolves within read_bytes.
+        while self.remaining != 0:
+            size = self.stream.max_buffer_size if self.remaining is None else self.remaining
+            self.chunk = self.stream.read_bytes(size, partial=True)
+            if not self.chunk.done():
+                self.chunk.add_done_callback(self._on_chunk)
+                return self.future
+            if not self._take(self.chunk):
+                return self.future
+        self.future.set_result(b'')
+        return self.future
+
+    def _on_chunk(self, chunk):
+        if self._take(chunk):
+            self.start()
+
+    def _take(self, chunk):
+        """Pass one resolved chunk on; False once the read is over."""
+        if self.future.done():
+            return False  # cancelled
+        error = chunk.exception()
+        if error is None:
+            data = chunk.result()
+            self.stream.io_loop.add_callback(self.stream._run_callback,
+                                             self.streaming_callback, data)
+            if self.remaining is not None:
+                self.remaining -= len(data)
+            return True
+        if (self.remaining is None and isinstance(error, StreamClosedError) and
+                error.real_error is None):
+            self.future.set_result(b'')  # read_until_close: the clean close ends it
+        else:
+            self.future.set_exc_info(chunk.exc_info())
+        return False
+
+    def _cancel(self):
+        # The chunk's read is cancelled too, so its bytes stay for the next read.
+        self.future.set_cancelled()
+        if not self.chunk.done():
+            self.chunk.cancel()
+        return True
+
+
+def _warn_legacy(argument, depth):
+    """Tornado 5.1's DeprecationWarning for a callback argument, pointed at the code that
+    passed it: `depth` calls up from the caller of this function."""
+    warnings.warn('the %s argument is deprecated: use the returned Future' % argument,
+                  DeprecationWarning, stacklevel=2 + depth)
+
+
+def _raise_inline_failure(future, was_closed, peer_gone_errnos):
+    """A legacy read whose `future` failed at once raises, as Tornado 5.1's did, when the
+    stream was closed before it, or when the read met a socket error other than the peer
+    going away (`peer_gone_errnos`, which the close callback reports)."""
+    error = future.exception()
+    if error is None:
+        return
+    if was_closed:
+        raise error
+    real_error = getattr(error, 'real_error', None)
+    if (isinstance(real_error, (socket.error, IOError, OSError)) and
+            errno_from_exception(real_error) not in peer_gone_errnos):
+        raise real_error
 
 
 # -- pending reads ---------------------------------------------------------------------

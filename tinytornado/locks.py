@@ -16,6 +16,7 @@ when nothing else will need the primitive again (the same holds for a queue's it
 """
 from __future__ import absolute_import, division, print_function
 
+from tinytornado import gen
 from tinytornado._waiters import Waiters, resolved_future
 from tinytornado.concurrent import future_set_result_unless_cancelled
 
@@ -74,7 +75,9 @@ class Condition(object):
         self._waiters = Waiters(timeout_result=False)
 
     def __repr__(self):
-        return '<%s waiters[%d]>' % (type(self).__name__, len(self._waiters))
+        if self._waiters:
+            return '<%s waiters[%d]>' % (type(self).__name__, len(self._waiters))
+        return '<%s>' % type(self).__name__
 
     def wait(self, timeout=None):
         """A Future resolved with True when notified, or with False at `timeout`."""
@@ -109,6 +112,17 @@ def _refuse_bare_with(self, *exc_info):
                        % type(self).__name__)
 
 
+@gen.coroutine
+def _acquire_for_async_with(self):
+    # As in Tornado 5.1, ``async with x as y`` binds None to y.
+    yield self.acquire()
+
+
+def _release_after_async_with(self, exc_type, exc_value, traceback):
+    self.release()
+    return resolved_future(None)    # None: the exception, if any, propagates.
+
+
 class Semaphore(object):
     """A counter of free slots: `acquire` takes one (waiting while none is free),
     `release` gives one back, to the longest waiter if there is one.
@@ -117,6 +131,8 @@ class Semaphore(object):
 
         with (yield semaphore.acquire()):
             yield fetch(url)    # at most `value` coroutines run this at once
+
+    On Python 3, ``async with semaphore:`` acquires and releases it too.
     """
 
     def __init__(self, value=1):
@@ -126,9 +142,11 @@ class Semaphore(object):
         self._waiters = Waiters()
 
     def __repr__(self):
-        if self._value:
-            return '<%s unlocked,value:%d>' % (type(self).__name__, self._value)
-        return '<%s locked,waiters:%d>' % (type(self).__name__, len(self._waiters))
+        # Tornado 5.1's shape: object's own repr (module, class, address), then the state.
+        state = 'locked' if self._value == 0 else 'unlocked,value:%s' % (self._value,)
+        if self._waiters:
+            state += ',waiters:%d' % len(self._waiters)
+        return '<%s [%s]>' % (object.__repr__(self)[1:-1], state)
 
     def release(self):
         """Free a slot: hand it to the longest waiter, or add it to the counter."""
@@ -151,6 +169,8 @@ class Semaphore(object):
         return self._waiters.add(timeout)
 
     __enter__ = __exit__ = _refuse_bare_with
+    __aenter__ = _acquire_for_async_with
+    __aexit__ = _release_after_async_with
 
 
 class BoundedSemaphore(Semaphore):
@@ -172,7 +192,8 @@ class BoundedSemaphore(Semaphore):
 
 
 class Lock(object):
-    """A mutex for coroutines: ``with (yield lock.acquire()):``.
+    """A mutex for coroutines: ``with (yield lock.acquire()):`` (or, on Python 3,
+    ``async with lock:``).
 
     Not owned by a coroutine: any coroutine may release it.
     """
@@ -181,7 +202,7 @@ class Lock(object):
         self._block = BoundedSemaphore(value=1)
 
     def __repr__(self):
-        return '<%s _block=%r>' % (type(self).__name__, self._block)
+        return '<%s _block=%s>' % (type(self).__name__, self._block)
 
     def acquire(self, timeout=None):
         """A Future resolved, once the lock is taken, with a context manager releasing it.
@@ -203,3 +224,5 @@ class Lock(object):
             raise RuntimeError('release unlocked lock')
 
     __enter__ = __exit__ = _refuse_bare_with
+    __aenter__ = _acquire_for_async_with
+    __aexit__ = _release_after_async_with

@@ -1,25 +1,35 @@
 """Socket plumbing under tcpclient and tcpserver: name resolution, listening sockets, TLS.
 
 `Resolver` runs getaddrinfo in a thread pool, because a DNS lookup blocks and the loop
-must not; a numeric address is answered at once without a thread.
+must not; a numeric address is answered at once without a thread. Tornado 5.1's other
+resolvers are here too (`ThreadedResolver`, `BlockingResolver`, `ExecutorResolver`), and
+``Resolver.configure`` chooses the class that ``Resolver()`` makes.
 """
 from __future__ import absolute_import, division, print_function
 
 import errno
+import importlib
+import os
 import socket
 import ssl
+import stat
 import sys
 import threading
+import warnings
+
+import six
 
 from tinytornado import gen
-from tinytornado._compat import futures, stdlib_socket
+from tinytornado._compat import futures, stdlib_socket, string_types
 from tinytornado.concurrent import Future
 from tinytornado.ioloop import IOLoop
 from tinytornado.log import app_log
 
 __all__ = [
-    'Resolver', 'OverrideResolver', 'bind_sockets', 'add_accept_handler', 'ACCEPT_RETRY_DELAY',
-    'ssl_options_to_context', 'ssl_wrap_socket', 'is_valid_ip', 'errno_from_exception',
+    'Resolver', 'DefaultExecutorResolver', 'ExecutorResolver', 'BlockingResolver',
+    'ThreadedResolver', 'OverrideResolver', 'bind_sockets', 'bind_unix_socket',
+    'add_accept_handler', 'ACCEPT_RETRY_DELAY', 'ssl_options_to_context', 'ssl_wrap_socket',
+    'is_valid_ip', 'errno_from_exception',
 ]
 
 _DEFAULT_BACKLOG = 128
@@ -30,8 +40,8 @@ ACCEPT_RETRY_DELAY = 1.0  # seconds without accepting after such an error, as as
 _RESOLVER_THREADS = 10
 _SSL_OPTION_KEYS = frozenset(['certfile', 'keyfile', 'cert_reqs', 'ca_certs', 'ciphers'])
 
-_shared_executor = []
-_shared_executor_lock = threading.Lock()
+_shared_pool = {}  # 'pid', 'executor': see _shared_thread_pool
+_shared_pool_lock = threading.Lock()
 
 
 def errno_from_exception(e):
@@ -42,20 +52,53 @@ def errno_from_exception(e):
     return number
 
 
+class _ConfigurableResolver(type):
+    """Resolver's metaclass: ``Resolver(...)`` makes the class `Resolver.configure` chose,
+    with the keyword arguments given there, as in Tornado 5.1. A subclass called by its
+    own name is made as any class is."""
+
+    def __call__(cls, *args, **kwargs):
+        if cls is Resolver:
+            impl, configured_kwargs = Resolver._configured
+            cls = impl or Resolver
+            kwargs = dict(configured_kwargs, **kwargs)
+        return type.__call__(cls, *args, **kwargs)
+
+
+@six.add_metaclass(_ConfigurableResolver)
 class Resolver(object):
     """Resolves host names without blocking the loop.
+
+    Subclasses may set themselves up in `initialize` (Tornado 5.1's way, which __init__
+    calls with its arguments) or in their own __init__.
 
     Args:
         executor: a concurrent.futures executor to run getaddrinfo on. By default one
             pool of threads shared by every Resolver, made on first use.
     """
+    _configured = (None, {})  # (impl class or None, keyword arguments), set by configure
 
-    def __init__(self, executor=None):
+    def __init__(self, *args, **kwargs):
+        self.initialize(*args, **kwargs)
+
+    def initialize(self, executor=None):
         self.executor = executor
 
-    def resolve(self, host, port, family=socket.AF_UNSPEC):
+    def resolve(self, host, port, family=socket.AF_UNSPEC, callback=None):
         """A Future of the list of ``(family, address)`` pairs `host` resolves to, each
-        address what socket.connect takes. It fails with socket.gaierror if none."""
+        address what socket.connect takes. It fails with socket.gaierror if none.
+
+        Legacy form: with `callback`, ``callback(addresses)`` runs in a later loop pass
+        too; if resolving fails, the error is logged instead.
+        """
+        future = self._resolve(host, port, family)
+        if callback is not None:
+            warnings.warn('the callback argument is deprecated: use the returned Future',
+                          DeprecationWarning, stacklevel=2)
+            future.add_done_callback(lambda f: _call_back_resolved(f, callback))
+        return future
+
+    def _resolve(self, host, port, family):
         future = Future()
         try:
             addresses = _getaddrinfo_numeric(host, port, family)
@@ -65,11 +108,74 @@ class Resolver(object):
         if addresses is not None:
             future.set_result(addresses)
             return future
-        executor = self.executor or _default_executor()
+        executor = self.executor or _shared_thread_pool()
         return gen.convert_yielded(executor.submit(_getaddrinfo, host, port, family))
 
     def close(self):
         """Release what the resolver holds (the executor is its owner's to shut down)."""
+
+    @classmethod
+    def configure(cls, impl, **kwargs):
+        """Choose the class ``Resolver()`` makes from now on (None: Resolver; a subclass
+        or its dotted name) and keyword arguments to make it with.
+
+        A name in Tornado's package (``'tornado.netutil.ThreadedResolver'``) means the
+        class of the same name in tinytornado, so legacy configuration runs unchanged.
+        """
+        if isinstance(impl, string_types):
+            impl = _import_class(impl)
+        if impl is not None and not (isinstance(impl, type) and issubclass(impl, Resolver)):
+            raise ValueError('Resolver.configure needs a Resolver subclass: %r' % (impl,))
+        Resolver._configured = (impl, kwargs)
+
+    @classmethod
+    def configured_class(cls):
+        """The class ``Resolver()`` makes."""
+        return Resolver._configured[0] or Resolver
+
+    @classmethod
+    def _save_configuration(cls):
+        return Resolver._configured
+
+    @classmethod
+    def _restore_configuration(cls, saved):
+        Resolver._configured = saved
+
+
+# Tornado 5.1's default Resolver runs getaddrinfo on the loop's executor; ours runs it on
+# its shared pool of threads, which is the same thing.
+DefaultExecutorResolver = Resolver
+
+
+class ExecutorResolver(Resolver):
+    """Resolves on `executor`, which `close` shuts down if `close_executor`. Without one,
+    it resolves at once, blocking the loop (the Future still resolves in a later pass)."""
+
+    def initialize(self, executor=None, close_executor=True):
+        if executor is None:
+            executor, close_executor = _BlockingExecutor(), False
+        super(ExecutorResolver, self).initialize(executor=executor)
+        self.close_executor = close_executor
+
+    def close(self):
+        if self.close_executor:
+            self.executor.shutdown()
+
+
+class BlockingResolver(ExecutorResolver):
+    """Resolves at once, blocking the loop while getaddrinfo runs (Tornado 4's default)."""
+
+    def initialize(self):
+        super(BlockingResolver, self).initialize()
+
+
+class ThreadedResolver(ExecutorResolver):
+    """Resolves on a pool of threads shared by every resolver. The first to make it
+    chooses its size: `num_threads` here, or 10. The pool outlives `close`."""
+
+    def initialize(self, num_threads=_RESOLVER_THREADS):
+        super(ThreadedResolver, self).initialize(executor=_shared_thread_pool(num_threads),
+                                                 close_executor=False)
 
 
 class OverrideResolver(Resolver):
@@ -79,12 +185,12 @@ class OverrideResolver(Resolver):
     for a host key, else a (host, port). The most specific key that matches wins.
     """
 
-    def __init__(self, resolver, mapping):
-        super(OverrideResolver, self).__init__()
+    def initialize(self, resolver, mapping):
+        super(OverrideResolver, self).initialize()
         self.resolver = resolver
         self.mapping = mapping
 
-    def resolve(self, host, port, family=socket.AF_UNSPEC):
+    def _resolve(self, host, port, family):
         if (host, port, family) in self.mapping:
             host, port = self.mapping[(host, port, family)]
         elif (host, port) in self.mapping:
@@ -97,11 +203,44 @@ class OverrideResolver(Resolver):
         self.resolver.close()
 
 
-def _default_executor():
-    with _shared_executor_lock:
-        if not _shared_executor:
-            _shared_executor.append(futures.ThreadPoolExecutor(_RESOLVER_THREADS))
-        return _shared_executor[0]
+class _BlockingExecutor(futures.Executor):
+    """Runs each job at once, in the caller's thread."""
+
+    def submit(self, fn, *args, **kwargs):
+        future = futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as e:
+            future.set_exception(e)
+        return future
+
+
+def _call_back_resolved(future, callback):
+    if future.cancelled():
+        return
+    if future.exception() is None:
+        IOLoop.current().add_callback(callback, future.result())
+    else:
+        app_log.error('Exception in callback %r: resolving failed', callback,
+                      exc_info=future.exc_info())
+
+
+def _import_class(name):
+    """The class a dotted name names; ``tornado.x.Y`` is looked up as ``tinytornado.x.Y``."""
+    module_name, _, class_name = name.rpartition('.')
+    if module_name == 'tornado' or module_name.startswith('tornado.'):
+        module_name = 'tiny' + module_name
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def _shared_thread_pool(num_threads=_RESOLVER_THREADS):
+    """The pool of threads resolvers share, made on first use (again in a forked child,
+    which has the pool but not its threads)."""
+    with _shared_pool_lock:
+        if _shared_pool.get('pid') != os.getpid():
+            _shared_pool['pid'] = os.getpid()
+            _shared_pool['executor'] = futures.ThreadPoolExecutor(num_threads)
+        return _shared_pool['executor']
 
 
 def _getaddrinfo(host, port, family, flags=0):
@@ -181,6 +320,35 @@ def _listening_socket(af, sockaddr, backlog, reuse_port):
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         sock.setblocking(False)
         sock.bind(sockaddr)
+        sock.listen(backlog)
+    except Exception:
+        sock.close()
+        raise
+    return sock
+
+
+def bind_unix_socket(file, mode=0o600, backlog=_DEFAULT_BACKLOG):
+    """A listening, non-blocking Unix socket at the path `file`, with permissions `mode`.
+
+    A socket file left there (by a server that ended without removing it) is replaced;
+    any other kind of file is not.
+
+    Raises:
+        ValueError: `file` exists and is not a socket.
+    """
+    try:
+        if stat.S_ISSOCK(os.stat(file).st_mode):
+            os.remove(file)
+        else:
+            raise ValueError('%s exists and is not a socket' % (file,))
+    except OSError as e:
+        if e.errno != errno.ENOENT:
+            raise
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        sock.bind(file)
+        os.chmod(file, mode)
         sock.listen(backlog)
     except Exception:
         sock.close()

@@ -63,14 +63,23 @@ class Queue(object):
         self._finished.set()
 
     def __repr__(self):
-        parts = ['maxsize=%r' % self._maxsize, 'queue=%r' % (self._queue,)]
+        return '<%s at %s %s>' % (type(self).__name__, hex(id(self)), self._format())
+
+    def __str__(self):
+        return '<%s %s>' % (type(self).__name__, self._format())
+
+    def _format(self):
+        # Tornado 5.1's words, which legacy code and logs may match; an empty part is left out.
+        parts = ['maxsize=%r' % (self._maxsize,)]
+        if self._queue:
+            parts.append('queue=%r' % (self._queue,))
         if self._getters:
             parts.append('getters[%d]' % len(self._getters))
         if self._putters:
             parts.append('putters[%d]' % len(self._putters))
         if self._unfinished_tasks:
             parts.append('tasks=%d' % self._unfinished_tasks)
-        return '<%s %s>' % (type(self).__name__, ' '.join(parts))
+        return ' '.join(parts)
 
     @property
     def maxsize(self):
@@ -163,6 +172,10 @@ class Queue(object):
         """
         return self._finished.wait(timeout)
 
+    def __aiter__(self):
+        """``async for item in queue:`` (Python 3): each step waits for `get`; it never ends."""
+        return _QueueIterator(self)
+
     def _put_internal(self, item):
         self._unfinished_tasks += 1
         self._finished.clear()
@@ -178,6 +191,16 @@ class Queue(object):
 
     def _put(self, item):
         self._queue.append(item)
+
+
+class _QueueIterator(object):
+    __slots__ = ('_queue',)
+
+    def __init__(self, queue):
+        self._queue = queue
+
+    def __anext__(self):
+        return self._queue.get()
 
 
 class PriorityQueue(Queue):

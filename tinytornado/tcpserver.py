@@ -3,7 +3,8 @@
 Each accepted connection becomes an IOStream (an SSLIOStream with `ssl_options`, whose
 handshake runs as the first reads and writes wait for it) handed to `handle_stream`.
 That may be a coroutine; if it fails, the error is logged and that connection closed,
-and the server goes on serving the others.
+and the server goes on serving the others. A Unix socket listens as a TCP one does:
+``server.add_socket(netutil.bind_unix_socket(path))``.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -71,7 +72,9 @@ class TCPServer(object):
                 sock, self._handle_connection)
 
     def add_socket(self, socket):
-        """Accept connections on one listening socket."""
+        """Accept connections on one listening socket (TCP, or Unix from
+        netutil.bind_unix_socket, whose connections' address is what accept() gives:
+        the client's path, '' for an unnamed client)."""
         self.add_sockets([socket])
 
     def bind(self, port, address=None, family=socket.AF_UNSPEC, backlog=128,
@@ -147,6 +150,7 @@ class TCPServer(object):
             self._handler_failed(stream, address, future.exc_info())
 
     def _handler_failed(self, stream, address, exc_info):
-        app_log.error('Error in handle_stream for %s; closing the connection', address,
-                      exc_info=exc_info)
+        # Worded as Tornado 5.1's loop words it, which legacy tests expect in the log.
+        app_log.error('Exception in callback handle_stream for %r; closing the connection',
+                      address, exc_info=exc_info)
         stream.close()

@@ -1,7 +1,10 @@
 """Helpers for testing code built on tinytornado, named as Tornado 5.1 names them.
 
 A Tornado test suite's imports keep working: `AsyncTestCase` (a fresh loop per test,
-`stop`/`wait`), `gen_test`, `ExpectLog`, `bind_unused_port`, `get_async_test_timeout`.
+`stop`/`wait`), `gen_test`, `ExpectLog`, `bind_unused_port`, `get_async_test_timeout`,
+and `main` (``python -m tinytornado.testing tests.test_module``). `AsyncHTTPTestCase` and
+`AsyncHTTPSTestCase` exist so that such suites import, but fail at setUp: they serve a
+``tornado.web`` application, and tinytornado has no HTTP server.
 
 Beyond Tornado, `VirtualClock` makes timer tests exact and instant: give it to
 ``IOLoop(time_func=...)`` (or use `VirtualClockTestCase`) and the loop, instead of
@@ -24,13 +27,14 @@ import unittest
 
 from tinytornado import gen, ioloop, netutil
 from tinytornado._compat import raise_exc_info, string_types
-from tinytornado.concurrent import TimeoutError
+from tinytornado.concurrent import Future, TimeoutError, is_future
 from tinytornado.ioloop import IOLoop
-from tinytornado.log import app_log
+from tinytornado.log import app_log, enable_pretty_logging, logging_options
 
 __all__ = [
-    'VirtualClock', 'AsyncTestCase', 'VirtualClockTestCase', 'gen_test',
-    'run_test_coroutine', 'ExpectLog', 'bind_unused_port', 'get_async_test_timeout',
+    'VirtualClock', 'AsyncTestCase', 'VirtualClockTestCase', 'AsyncHTTPTestCase',
+    'AsyncHTTPSTestCase', 'gen_test', 'run_test_coroutine', 'ExpectLog', 'bind_unused_port',
+    'get_async_test_timeout', 'main',
 ]
 
 # How long a timed-out test coroutine may take to finish its cleanup once cancelled.
@@ -122,9 +126,12 @@ class _TestMethodWrapper(object):
 
     def __call__(self, *args, **kwargs):
         result = self.method(*args, **kwargs)
-        if isinstance(result, types.GeneratorType):
-            raise TypeError('%s is a generator: decorate it with '
-                            'tinytornado.testing.gen_test' % self.method.__name__)
+        # A native coroutine (async def) is told by its cr_frame; 2.7 has none.
+        if isinstance(result, types.GeneratorType) or hasattr(result, 'cr_frame'):
+            result.close()  # else a coroutine never awaited warns about it
+            raise TypeError('%s is a generator or coroutine function: such test methods '
+                            'should be decorated with tinytornado.testing.gen_test'
+                            % self.method.__name__)
         if result is not None:
             raise ValueError('Return value from test method ignored: %r' % (result,))
 
@@ -212,6 +219,7 @@ class AsyncTestCase(unittest.TestCase):
             app_log.error('multiple unhandled exceptions in test',
                           exc_info=(exc_type, exc_value, traceback))
         self.stop()
+        return True  # handled: Tornado's says so to its callers
 
     def __rethrow(self):
         if self.__failure is not None:
@@ -283,12 +291,14 @@ def gen_test(func=None, timeout=None):
     Usable bare (``@gen_test``) or with a timeout in seconds (``@gen_test(timeout=30)``);
     the default is `get_async_test_timeout()`, read when the test runs. On timeout the
     coroutine is cancelled (its ``finally`` blocks run) and the TimeoutError shows the
-    `yield` it was waiting at.
+    `yield` it was waiting at. The method may also be a `gen.coroutine`, or on Python 3
+    an ``async def`` once `tinytornado.platform.asyncio` is imported.
     """
     def decorate(method):
         @functools.wraps(method)
-        def run(self, *args):
-            return run_test_coroutine(self.io_loop, timeout, method, self, *args)
+        def run(self, *args, **kwargs):
+            return run_test_coroutine(self.io_loop, timeout,
+                                      functools.partial(method, **kwargs), self, *args)
         run.__wrapped__ = method    # functools.wraps sets it on Python 3 only
         return run
 
@@ -297,13 +307,16 @@ def gen_test(func=None, timeout=None):
     return decorate
 
 
+gen_test.__test__ = False  # not a test itself, whatever nose's name matching says
+
+
 def run_test_coroutine(io_loop, timeout, func, *args):
     """Run ``func(*args)`` as a coroutine on `io_loop` and return its result.
 
-    What `gen_test` and the pytest plugin do. `func` is a generator function or a
-    coroutine; `timeout` is in seconds (None for `get_async_test_timeout()`). To pass
-    keyword arguments, wrap the call in a lambda (a generator function's lambda returns
-    the generator, which is all `gen.coroutine` needs).
+    What `gen_test` and the pytest plugin do. `func` is a generator function, a
+    coroutine, a native coroutine function (run as `gen` runs one it is given), or a
+    plain function; `timeout` is in seconds (None for `get_async_test_timeout()`). To
+    pass keyword arguments, wrap the call in a lambda or a partial.
 
     Raises:
         TimeoutError: the coroutine ran longer; it has been cancelled, and the message
@@ -311,11 +324,10 @@ def run_test_coroutine(io_loop, timeout, func, *args):
     """
     if timeout is None:
         timeout = get_async_test_timeout()
-    coroutine = func if gen.is_coroutine_function(func) else gen.coroutine(func)
     started = []
 
     def start():
-        started.append(coroutine(*args))
+        started.append(_test_future(func(*args)))
         return started[0]
 
     # run_sync waits for the cancelled coroutine to finish; one that ignores its
@@ -332,6 +344,18 @@ def run_test_coroutine(io_loop, timeout, func, *args):
         io_loop.remove_timeout(watchdog)
     # Raised outside the except block, so Python 3 does not chain run_sync's error.
     raise TimeoutError(message)
+
+
+def _test_future(result):
+    """The Future of a test function's run, from what calling it returned."""
+    if isinstance(result, types.GeneratorType):
+        return gen.coroutine(lambda: result)()
+    if is_future(result) or hasattr(result, '__await__'):  # or a native coroutine
+        return gen.convert_yielded(result)
+    # What a plain function returned: None, or a value the test wrapper will refuse.
+    future = Future()
+    future.set_result(result)
+    return future
 
 
 def _timeout_message(timeout, future):
@@ -357,3 +381,88 @@ def _suspension_points(tb):
             entries.append((code.co_filename, tb.tb_lineno, code.co_name, line))
         tb = tb.tb_next
     return ''.join(traceback.format_list(entries)).rstrip()
+
+
+class AsyncHTTPTestCase(AsyncTestCase):
+    """Tornado's test case serving ``get_app()`` (a ``tornado.web.Application``) with an
+    HTTP server on a free port. tinytornado has neither the server nor ``tornado.web``,
+    so a test case derived from this one fails at setUp, saying so.
+
+    To test an HTTP client, start a server in the test: a `tcpserver.TCPServer` on
+    ``self.io_loop`` that answers with canned bytes, or the standard library's
+    ``http.server`` in a thread.
+    """
+
+    _SERVER = 'an HTTP server'
+
+    def setUp(self):
+        # Before the loop is made: tearDown does not run after a failed setUp.
+        raise NotImplementedError(
+            '%s needs %s (tornado.httpserver with a tornado.web application), which '
+            'tinytornado does not provide: start a server in the test instead, e.g. a '
+            'tinytornado.tcpserver.TCPServer on self.io_loop'
+            % (type(self).__name__, self._SERVER))
+
+
+class AsyncHTTPSTestCase(AsyncHTTPTestCase):
+    """Tornado's `AsyncHTTPTestCase` over TLS; fails at setUp in the same way."""
+
+    _SERVER = 'an HTTPS server'
+
+
+# --- main --------------------------------------------------------------------------------------
+
+# Tornado's flags of main(): --name -> (the unittest.main keyword it sets, its value).
+_UNITTEST_FLAGS = {
+    'verbose': ('verbosity', 2),
+    'quiet': ('verbosity', 0),
+    'failfast': ('failfast', True),
+    'catch': ('catchbreak', True),
+    'buffer': ('buffer', True),
+}
+
+
+def main(**kwargs):
+    """Run tests with `unittest.main`, with Tornado's command line and log format.
+
+    ``python -m tinytornado.testing tests.test_module.SomeCase`` runs the tests named
+    (unittest's names); a script calling ``main()`` with no test named runs what its
+    ``all()`` returns. Tornado's options come first: ``--verbose``, ``--quiet``,
+    ``--failfast``, ``--catch``, ``--buffer``, and the logging options of
+    `tinytornado.log.LoggingOptions` (``--logging=debug``, ``--log_file_prefix=...``),
+    with which logging is then set up as `tinytornado.log.enable_pretty_logging` does.
+    Other arguments go to unittest. Keyword arguments are unittest.main's.
+    """
+    argv = [sys.argv[0]] + _take_options(sys.argv[1:], kwargs)
+    enable_pretty_logging()
+    if len(argv) > 1:
+        # No module: the names are importable dotted names, not this module's tests.
+        unittest.main(module=None, argv=argv, **kwargs)
+    elif __name__ == '__main__':  # python -m tinytornado.testing, with nothing to run
+        print('No tests specified', file=sys.stderr)
+        sys.exit(1)
+    else:
+        unittest.main(defaultTest='all', argv=argv, **kwargs)
+
+
+def _take_options(args, unittest_kwargs):
+    """Apply Tornado's ``--name[=value]`` options among `args`; the others are returned."""
+    others = []
+    for arg in args:
+        name, equals, value = arg[2:].partition('=')
+        name = name.replace('-', '_')
+        if not arg.startswith('--'):
+            others.append(arg)
+        elif name in _UNITTEST_FLAGS and not equals:
+            keyword, flag_value = _UNITTEST_FLAGS[name]
+            unittest_kwargs[keyword] = flag_value
+        else:
+            try:
+                logging_options.set_from_text(name, value if equals else None)
+            except KeyError:
+                others.append(arg)
+    return others
+
+
+if __name__ == '__main__':
+    main()
