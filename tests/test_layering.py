@@ -22,11 +22,12 @@ TABLE_END = '<!-- end of layers -->'
 LAYER_ORDER = [
     ('_clock', []),
     ('_compat', ['_clock']),
+    ('_configurable', ['_compat']),
     ('_timerqueue', []),
     ('_bytebuffer', ['_compat']),
     ('concurrent', ['_compat']),
     ('_poller', ['_compat']),
-    ('ioloop', ['concurrent', '_timerqueue', '_poller']),
+    ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable']),
     ('_speedups', []),  # C: gen.coroutine's wrapper, which gen configures.
     ('gen', ['ioloop', '_speedups']),
     ('_waiters', ['gen']),

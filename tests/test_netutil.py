@@ -272,9 +272,11 @@ def test_configure_takes_a_dotted_name_in_tornados_package_or_ours(io_loop, name
         io_loop, lambda: resolver.resolve('localhost', 80, socket.AF_INET))
 
 
-@pytest.mark.parametrize('impl', [int, 'tinytornado.iostream.IOStream', Resolver()])
-def test_configure_refuses_what_is_not_a_resolver_class(impl, resolver_configuration):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize('impl, error', [
+    (int, ValueError), ('tinytornado.iostream.IOStream', ValueError), (Resolver(), TypeError),
+    ('tinytornado.netutil.NoSuchResolver', ImportError)])
+def test_configure_refuses_what_is_not_a_resolver_class(impl, error, resolver_configuration):
+    with pytest.raises(error):
         Resolver.configure(impl)
     assert Resolver.configured_class() is Resolver
 

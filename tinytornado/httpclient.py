@@ -20,7 +20,6 @@ request and its response over one connection), `_httppool` (slots and idle conne
 from __future__ import absolute_import, division, print_function
 
 import functools
-import importlib
 import io
 import time
 import warnings
@@ -29,7 +28,8 @@ import weakref
 from six.moves import http_client
 
 from tinytornado import gen
-from tinytornado._compat import string_types, text_type
+from tinytornado._compat import text_type
+from tinytornado._configurable import Configurable
 from tinytornado._http1connection import Exchange, data_at_close
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
 from tinytornado._httppool import ConnectionPool
@@ -235,7 +235,7 @@ class HTTPResponse(object):
 
 # --- The client ----------------------------------------------------------------------------
 
-class AsyncHTTPClient(object):
+class AsyncHTTPClient(Configurable):
     """A non-blocking HTTP client with a keep-alive connection pool.
 
     ``AsyncHTTPClient()`` returns the client of the current IOLoop, made on first use;
@@ -256,7 +256,6 @@ class AsyncHTTPClient(object):
         defaults: HTTPRequest attribute defaults, e.g. ``dict(user_agent='bot/1')``.
     """
 
-    _configured = (None, {})  # (impl class or None, keyword arguments), set by configure
     _instance_caches = {}  # class -> WeakKeyDictionary(IOLoop -> client)
 
     def __new__(cls, force_instance=False, **kwargs):
@@ -278,33 +277,17 @@ class AsyncHTTPClient(object):
     def _impl_and_kwargs(cls, kwargs):
         if cls is not AsyncHTTPClient:
             return cls, kwargs
-        impl, configured_kwargs = AsyncHTTPClient._configured
-        init_kwargs = dict(configured_kwargs)
+        init_kwargs = dict(AsyncHTTPClient._configured[1])
         init_kwargs.update(kwargs)
-        return impl or AsyncHTTPClient, init_kwargs
+        return AsyncHTTPClient.configured_class(), init_kwargs
 
     @classmethod
-    def configure(cls, impl, **kwargs):
-        """Choose the class ``AsyncHTTPClient()`` makes (None: this one; a subclass or its
-        dotted name) and the keyword arguments clients are made with from now on."""
-        if isinstance(impl, string_types):
-            module_name, _, class_name = impl.rpartition('.')
-            impl = getattr(importlib.import_module(module_name), class_name)
-        if impl is not None and not issubclass(impl, cls):
-            raise ValueError('Invalid subclass of %s: %r' % (cls.__name__, impl))
-        AsyncHTTPClient._configured = (impl, kwargs)
+    def configurable_base(cls):
+        return AsyncHTTPClient
 
     @classmethod
-    def configured_class(cls):
-        return AsyncHTTPClient._configured[0] or AsyncHTTPClient
-
-    @classmethod
-    def _save_configuration(cls):
-        return AsyncHTTPClient._configured
-
-    @classmethod
-    def _restore_configuration(cls, saved):
-        AsyncHTTPClient._configured = saved
+    def configurable_default(cls):
+        return AsyncHTTPClient
 
     def initialize(self, max_clients=10, max_host_clients=None, queue_timeout=None,
                    hostname_mapping=None, max_buffer_size=_DEFAULT_MAX_BUFFER_SIZE,

@@ -39,7 +39,6 @@ import collections
 import datetime
 import errno
 import functools
-import importlib
 import itertools
 import math
 import numbers
@@ -49,7 +48,8 @@ import socket
 import sys
 import threading
 
-from tinytornado._compat import get_ident, monotonic, string_types
+from tinytornado._compat import get_ident, monotonic
+from tinytornado._configurable import Configurable
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
 import tinytornado.concurrent
@@ -105,7 +105,7 @@ class _Waker(object):
 _thread_state = threading.local()
 
 
-class IOLoop(object):
+class IOLoop(Configurable):
     """An I/O loop with callbacks and timers; abstract (see the module docstring).
 
     ``IOLoop()`` makes the configured class, `PollIOLoop` by default. A loop class
@@ -117,9 +117,6 @@ class IOLoop(object):
     READ = READ
     WRITE = WRITE
     ERROR = ERROR
-
-    # What IOLoop() makes: (a subclass, or None for the default; keyword arguments).
-    _configured = (None, {})
 
     def __new__(cls, *args, **kwargs):
         # The one piece of Tornado's Configurable kept, for IOLoop() to make the configured
@@ -158,47 +155,12 @@ class IOLoop(object):
     # -- which class IOLoop() makes ---------------------------------------------------
 
     @classmethod
-    def configure(cls, impl, **kwargs):
-        """Make ``IOLoop()`` build `impl` with `kwargs` (under the caller's arguments).
-
-        Args:
-            impl: a subclass of this class, its dotted name (``'tornado.'`` names mean
-                tinytornado's), or None for the default, `PollIOLoop`.
-        Raises:
-            ImportError: no class by that name.
-            TypeError: `impl` is neither a class nor a name.
-            ValueError: `impl` is not a concrete subclass of this class.
-        """
-        if isinstance(impl, string_types):
-            impl = _import_class(impl)
-        if impl is not None:
-            if not isinstance(impl, type):
-                raise TypeError('IOLoop.configure takes an IOLoop subclass or its dotted '
-                                'name, not %r' % (impl,))
-            if not issubclass(impl, cls) or impl is IOLoop:
-                raise ValueError('Invalid subclass of %s: %s.%s' % (
-                    cls.__name__, impl.__module__, impl.__name__))
-        IOLoop._configured = (impl, kwargs)
-
-    @classmethod
-    def configured_class(cls):
-        return IOLoop._configured[0] or IOLoop.configurable_default()
-
-    @classmethod
     def configurable_base(cls):
         return IOLoop
 
     @classmethod
     def configurable_default(cls):
         return PollIOLoop
-
-    @classmethod
-    def _save_configuration(cls):
-        return IOLoop._configured
-
-    @classmethod
-    def _restore_configuration(cls, saved):
-        IOLoop._configured = saved
 
     # -- current loop ---------------------------------------------------------------------
 
@@ -723,27 +685,6 @@ class PeriodicCallback(object):
             # deadline. A small step back (a clock adjusted by NTP) is not worth a change
             # of schedule.
             self._next_timeout += period
-
-
-def _import_class(name):
-    """The class a dotted name names; ``tornado.x`` means ``tinytornado.x``.
-
-    So legacy code that switched its imports keeps its ``configure`` strings. Tornado
-    itself, even if installed, is never tried: its loops are not IOLoops of ours.
-    """
-    path = 'tiny' + name if name.startswith('tornado.') else name
-    module_name, _, class_name = path.rpartition('.')
-    try:
-        if not module_name:
-            raise ImportError('not a dotted name')
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise ImportError('cannot import %r: %s' % (name, e))
-    try:
-        return getattr(module, class_name)
-    except AttributeError:
-        raise ImportError('cannot import %r: module %s has no %s'
-                          % (name, module_name, class_name))
 
 
 def _fileno(fd):

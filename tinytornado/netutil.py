@@ -8,7 +8,6 @@ resolvers are here too (`ThreadedResolver`, `BlockingResolver`, `ExecutorResolve
 from __future__ import absolute_import, division, print_function
 
 import errno
-import importlib
 import os
 import socket
 import ssl
@@ -20,7 +19,8 @@ import warnings
 import six
 
 from tinytornado import gen
-from tinytornado._compat import futures, stdlib_socket, string_types
+from tinytornado._compat import futures, stdlib_socket
+from tinytornado._configurable import Configurable
 from tinytornado.concurrent import Future
 from tinytornado.ioloop import IOLoop
 from tinytornado.log import app_log
@@ -59,14 +59,13 @@ class _ConfigurableResolver(type):
 
     def __call__(cls, *args, **kwargs):
         if cls is Resolver:
-            impl, configured_kwargs = Resolver._configured
-            cls = impl or Resolver
-            kwargs = dict(configured_kwargs, **kwargs)
+            cls = Resolver.configured_class()
+            kwargs = dict(Resolver._configured[1], **kwargs)
         return type.__call__(cls, *args, **kwargs)
 
 
 @six.add_metaclass(_ConfigurableResolver)
-class Resolver(object):
+class Resolver(Configurable):
     """Resolves host names without blocking the loop.
 
     Subclasses may set themselves up in `initialize` (Tornado 5.1's way, which __init__
@@ -76,8 +75,6 @@ class Resolver(object):
         executor: a concurrent.futures executor to run getaddrinfo on. By default one
             pool of threads shared by every Resolver, made on first use.
     """
-    _configured = (None, {})  # (impl class or None, keyword arguments), set by configure
-
     def __init__(self, *args, **kwargs):
         self.initialize(*args, **kwargs)
 
@@ -115,31 +112,12 @@ class Resolver(object):
         """Release what the resolver holds (the executor is its owner's to shut down)."""
 
     @classmethod
-    def configure(cls, impl, **kwargs):
-        """Choose the class ``Resolver()`` makes from now on (None: Resolver; a subclass
-        or its dotted name) and keyword arguments to make it with.
-
-        A name in Tornado's package (``'tornado.netutil.ThreadedResolver'``) means the
-        class of the same name in tinytornado, so legacy configuration runs unchanged.
-        """
-        if isinstance(impl, string_types):
-            impl = _import_class(impl)
-        if impl is not None and not (isinstance(impl, type) and issubclass(impl, Resolver)):
-            raise ValueError('Resolver.configure needs a Resolver subclass: %r' % (impl,))
-        Resolver._configured = (impl, kwargs)
+    def configurable_base(cls):
+        return Resolver
 
     @classmethod
-    def configured_class(cls):
-        """The class ``Resolver()`` makes."""
-        return Resolver._configured[0] or Resolver
-
-    @classmethod
-    def _save_configuration(cls):
-        return Resolver._configured
-
-    @classmethod
-    def _restore_configuration(cls, saved):
-        Resolver._configured = saved
+    def configurable_default(cls):
+        return Resolver
 
 
 # Tornado 5.1's default Resolver runs getaddrinfo on the loop's executor; ours runs it on
@@ -223,14 +201,6 @@ def _call_back_resolved(future, callback):
     else:
         app_log.error('Exception in callback %r: resolving failed', callback,
                       exc_info=future.exc_info())
-
-
-def _import_class(name):
-    """The class a dotted name names; ``tornado.x.Y`` is looked up as ``tinytornado.x.Y``."""
-    module_name, _, class_name = name.rpartition('.')
-    if module_name == 'tornado' or module_name.startswith('tornado.'):
-        module_name = 'tiny' + module_name
-    return getattr(importlib.import_module(module_name), class_name)
 
 
 def _shared_thread_pool(num_threads=_RESOLVER_THREADS):

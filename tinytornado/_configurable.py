@@ -1,0 +1,92 @@
+"""Which class a configurable base builds: the `configure` half of Tornado 5.1's Configurable.
+
+`IOLoop`, `Resolver` and `AsyncHTTPClient` each let legacy code choose, once, the class that
+calling the base makes (``IOLoop.configure('tornado.platform.asyncio.AsyncIOLoop')``). The
+choice lives on the base class, so every subclass sees the same one. How the base then
+builds that class is its own business (a small ``__new__`` or a metaclass): 5.1's generic
+``__new__`` is not copied here.
+"""
+from __future__ import absolute_import, division, print_function
+
+import importlib
+
+from tinytornado._compat import string_types
+
+__all__ = ['Configurable', 'import_class']
+
+
+class Configurable(object):
+    """A mixin of classmethods; a base defines `configurable_base` and
+    `configurable_default`."""
+
+    _configured = (None, {})  # (class or None for the default, keyword arguments)
+
+    @classmethod
+    def configurable_base(cls):
+        """The class whose calls build the configured class."""
+        raise NotImplementedError()
+
+    @classmethod
+    def configurable_default(cls):
+        """The class built when none is configured."""
+        raise NotImplementedError()
+
+    @classmethod
+    def configure(cls, impl, **kwargs):
+        """Make calls of the base build `impl`, with `kwargs` under the caller's arguments.
+
+        Args:
+            impl: a subclass of this class, its dotted name (``'tornado.'`` names mean
+                tinytornado's), or None for the default.
+        Raises:
+            ImportError: no class by that name.
+            TypeError: `impl` is neither a class nor a name.
+            ValueError: `impl` is not a subclass of this class that can be built.
+        """
+        base = cls.configurable_base()
+        if isinstance(impl, string_types):
+            impl = import_class(impl)
+        if impl is not None:
+            if not isinstance(impl, type):
+                raise TypeError('%s.configure takes a subclass or its dotted name, not %r'
+                                % (cls.__name__, impl))
+            abstract = impl is base and base is not base.configurable_default()
+            if abstract or not issubclass(impl, cls):
+                raise ValueError('Invalid subclass of %s: %s.%s' % (
+                    cls.__name__, impl.__module__, impl.__name__))
+        base._configured = (impl, kwargs)
+
+    @classmethod
+    def configured_class(cls):
+        """The class calls of the base build now."""
+        base = cls.configurable_base()
+        return base._configured[0] or base.configurable_default()
+
+    @classmethod
+    def _save_configuration(cls):
+        return cls.configurable_base()._configured
+
+    @classmethod
+    def _restore_configuration(cls, saved):
+        cls.configurable_base()._configured = saved
+
+
+def import_class(name):
+    """The class a dotted name names; ``tornado.x`` means ``tinytornado.x``.
+
+    So legacy code that switched its imports keeps its ``configure`` strings. Tornado
+    itself, even if installed, is never tried: its classes are not subclasses of ours.
+    """
+    path = 'tiny' + name if name.startswith('tornado.') else name
+    module_name, _, class_name = path.rpartition('.')
+    try:
+        if not module_name:
+            raise ImportError('not a dotted name')
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ImportError('cannot import %r: %s' % (name, e))
+    try:
+        return getattr(module, class_name)
+    except AttributeError:
+        raise ImportError('cannot import %r: module %s has no %s'
+                          % (name, module_name, class_name))
