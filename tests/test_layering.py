@@ -29,7 +29,8 @@ LAYER_ORDER = [
     ('_poller', ['_compat']),
     ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable']),
     ('_speedups', []),  # C: gen.coroutine's wrapper, which gen configures.
-    ('gen', ['ioloop', '_speedups']),
+    ('_gen_legacy', ['concurrent']),  # gen's legacy yieldables, which gen configures.
+    ('gen', ['ioloop', '_speedups', '_gen_legacy']),
     ('_waiters', ['gen']),
     ('locks', ['_waiters']),
     ('queues', ['_waiters', 'locks']),

@@ -52,6 +52,12 @@ from tinytornado.concurrent import (
 )
 from tinytornado.ioloop import IOLoop, _thread_state
 from tinytornado.log import app_log
+from tinytornado import _gen_legacy
+from tinytornado._gen_legacy import (
+    Arguments, Callback, KeyReuseError, LeakedCallbackError, MultiYieldPoint,
+    ReturnValueIgnoredError, Task, UnknownKeyError, Wait, WaitAll, YieldFuture, YieldPoint,
+    YieldPointRunner, contains_yieldpoint,
+)
 
 __all__ = [
     'coroutine', 'is_coroutine_function', 'Return', 'Runner', 'BadYieldError',
@@ -180,8 +186,9 @@ class Runner(object):
             try:
                 future = convert_yielded(yielded)
             except BadYieldError:
-                future = Future()
-                future.set_exc_info(sys.exc_info())
+                # Legacy YieldPoints are no yieldables convert_yielded knows: they need
+                # this coroutine's state. Looked for only now, they cost the rest nothing.
+                future = _wait_for_legacy(self, yielded, sys.exc_info())
         self.future = future
         return True
 
@@ -630,3 +637,74 @@ def _load_speedups():
 
 
 _speedups = _load_speedups()
+
+
+# -- Tornado's legacy interface: gen.engine and the YieldPoints --------------------------
+# Tornado 4/5 code runs unchanged with them; new code yields Futures. See _gen_legacy.
+
+__all__ += [
+    'engine', 'Task', 'Arguments', 'YieldPoint', 'Callback', 'Wait', 'WaitAll', 'Multi',
+    'MultiYieldPoint', 'YieldFuture', 'KeyReuseError', 'UnknownKeyError',
+    'LeakedCallbackError', 'ReturnValueIgnoredError',
+]
+
+_gen_legacy.configure(Return, _convert_child)
+
+
+def engine(func):
+    """Decorate a callback-style generator function: Tornado's interface before
+    `coroutine`, which gives its results to a callback of its own rather than a Future.
+
+    It runs as a coroutine (YieldPoints and Futures may be yielded), but the call returns
+    None and the generator must return None (ReturnValueIgnoredError otherwise). Its
+    exception is raised into the caller if it ends before it first waits, and otherwise
+    reported as a loop callback's would be (logged; it fails an AsyncTestCase).
+    """
+    start = coroutine(func)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        future = start(*args, **kwargs)
+        if future.done():
+            _check_engine_outcome(future)
+            return
+        io_loop = IOLoop.current()
+        # Reported at once, in the stack that ended it, as Tornado 5.1 raised into the
+        # caller's stack context: a test that called stop() there still sees it.
+        future.add_done_callback(
+            lambda done: io_loop._run_callback(_check_engine_outcome, (done,)))
+    return wrapper
+
+
+def _check_engine_outcome(future):
+    value = future.result()
+    if value is not None:
+        raise ReturnValueIgnoredError('a gen.engine function returned %r: it can only '
+                                      'pass results to a callback' % (value,))
+
+
+def Multi(children, quiet_exceptions=()):
+    """`multi`, or a `MultiYieldPoint` if `children` (a list or dict) hold a YieldPoint."""
+    if contains_yieldpoint(children):
+        return MultiYieldPoint(children, quiet_exceptions)
+    return multi(children, quiet_exceptions)
+
+
+def _wait_for_legacy(runner, yielded, exc_info):
+    """The Future for `runner` to wait on for a YieldPoint (or a list or dict holding
+    one); else one failed with `exc_info`, the BadYieldError `yielded` caused."""
+    try:
+        if contains_yieldpoint(yielded):
+            yielded = MultiYieldPoint(yielded)
+        if isinstance(yielded, YieldPoint):
+            state = runner.gen
+            if state.__class__ is YieldPointRunner:
+                return state.wait_for(yielded)
+            # The coroutine's first: its state takes the generator's place from now on.
+            runner.gen = YieldPointRunner(state, runner.io_loop)
+            return runner.gen.wait_for(yielded, next_pass=True)
+    except Exception:
+        exc_info = sys.exc_info()
+    future = Future()
+    future.set_exc_info(exc_info)
+    return future
