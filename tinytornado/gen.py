@@ -12,8 +12,9 @@ generator at all) gives an already-resolved Future and no `Runner` is made: the 
 for the common "answer from cache" case. That call and first step are the wrapper's whole
 job, done in C by ``_speedups.CoroutineFunction`` where setup.py could build it (about a
 quarter of an immediate return's cost goes) and otherwise by `_python_wrapper`; both
-behave alike (test_gen.py, test_gen_wrapper.py and test_gen_runner.py run each test with
-both), and TINYTORNADO_EXTENSION=0 in the environment turns the C one off.
+behave alike (test_gen*.py run each test with both), and TINYTORNADO_EXTENSION=0 in the
+environment turns the C one off. The C wrapper keeps no state of its own: a generator
+that waits goes to `_start_runner`, and from there on all is the Python below.
 
 Otherwise a `Runner` takes the generator and the first yielded Future. `Runner.run` is a
 loop, not a recursion: while the yielded Future is already done it sends the result back
@@ -23,10 +24,9 @@ on the loop, and returns. So a chain of coroutines is a chain of Futures: the in
 resolves and its parent resumes, and so on out to `IOLoop.run_sync`. A parent waiting on
 a coroutine that *returns* resumes at once, in the same stack, as after a function call;
 one woken by any other Future (a queue, a lock, a stream) resumes in the next pass, so no
-coroutine runs inside another's `put()` or `release()`. That loop is every coroutine's
-hot path past its first wait: the C wrapper starts Runners whose `run` is in C
-(``_speedups.RunnerCore``, a base of gen's ``_CRunner``), the pure-Python one
-`_PythonRunner`s; the C `run` leaves all but its common cases to `Runner`'s Python methods.
+coroutine runs inside another's `put()` or `release()`. That loop, every coroutine's hot
+path past its first wait, exists once, in Python: a C copy of it was dropped, as two
+Runners drifted apart and the copy bought little beyond micro-benchmarks (issue 19).
 
 Cancelling a coroutine's Future asks its Runner to cancel: the Future being waited on is
 cancelled, and CancelledError is thrown in at the `yield`. The coroutine may catch it to
@@ -153,77 +153,11 @@ def is_coroutine_function(func):
 class Runner(object):
     """Drives one generator coroutine, resolving `result_future` when it ends.
 
-    What both kinds of Runner share: `_PythonRunner` has `run` in Python, and
-    ``_speedups.RunnerCore`` has it in C, with the fields as C members. Made by
-    `_start_runner(gen, first_yielded)` or its C twin (Tornado's constructor takes the
-    generator, the result Future and the first yielded): one call sets the Runner up,
-    where CPython 3.11 would run an ``__init__`` through a generic call. The C `run` calls
-    the methods below for all but its common cases.
+    Made by `_start_runner(gen, first_yielded)`, which both wrappers call (Tornado's
+    constructor takes the generator, the result Future and the first yielded): one Python
+    call sets the Runner up, where CPython 3.11 would run an ``__init__`` through a
+    generic call.
     """
-    __slots__ = ()
-
-    def _deliver(self, future):
-        """Resume the generator with `future`'s failure, or with CancelledError in place
-        of a moment when cancel() came meanwhile; what it yields next."""
-        if self.must_cancel and future is _resolved:
-            self.must_cancel = False
-            return throw_exc_info(self.gen, _cancelled_exc_info())
-        if future._exc_info is None:
-            # A cancel waits for the next yield that must wait: this outcome comes first.
-            return self.gen.send(future._result)
-        return throw_exc_info(self.gen, future.exc_info())
-
-    def handle_yield(self, yielded):
-        """Take what the generator yielded as the Future to wait for; False if it gave up
-        a loop pass instead (`moment`), and `run` must stop until the next."""
-        if yielded is None or yielded is moment:
-            self.future = _resolved
-            self.io_loop.add_callback(self.run)
-            return False
-        if yielded.__class__ is Future:
-            future = yielded
-        else:
-            try:
-                future = convert_yielded(yielded)
-            except BadYieldError:
-                # Legacy YieldPoints are no yieldables convert_yielded knows: they need
-                # this coroutine's state. Looked for only now, they cost the rest nothing.
-                future = _wait_for_legacy(self, yielded, sys.exc_info())
-        self.future = future
-        return True
-
-    def cancel(self):
-        """The coroutine's Future was cancelled: cancel what it waits for.
-
-        If what it waited for has already resolved, that outcome is delivered first (a
-        lock acquired or an item taken is never lost) and CancelledError is thrown in at
-        the next `yield` that has to wait.
-        """
-        if self.gen is None:  # It has ended.
-            return False
-        if self.future is not None and self.future.cancel():
-            return True  # Its CancelledError will reach the generator.
-        self.must_cancel = True
-        return True
-
-    __call__ = cancel  # The result Future's canceller.
-
-    def _fail(self, exc_info):
-        """The generator raised: fail its Future with `exc_info`."""
-        self.gen = None
-        future = self.result_future
-        # Only a Runner woken by this resolution, of exactly this Future, resumes in the
-        # same stack (see `run`). Any other Future resolved meanwhile (by a queue, a
-        # lock, a stream) wakes its waiter through the loop, so no coroutine ever runs
-        # inside another's put() or release(). The depth bounds the nesting, so a deep
-        # recursion of coroutines cannot overflow the stack: past it, parents resume
-        # through the loop.
-        future._return_depth = self.return_depth
-        future_set_exc_info(future, exc_info)
-
-
-class _PythonRunner(Runner):
-    """The Runner with `run` in Python; see Runner."""
     __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'must_cancel',
                  'return_depth')
 
@@ -303,24 +237,83 @@ class _PythonRunner(Runner):
                     result_future._run_callbacks()
                 return
             # The generator raised. Its Future's callbacks may run here: they must see no
-            # exception being handled, as from the C run (and as from the loop, in Tornado).
+            # exception being handled, as when the loop runs them (and as in Tornado).
             exc_clear()
             self._fail(exc_info)
         finally:
             self.running = False
             self.return_depth = 0  # The loop runs it next, or the next returning stack.
 
+    def _deliver(self, future):
+        """Resume the generator with `future`'s failure, or with CancelledError in place
+        of a moment when cancel() came meanwhile; what it yields next."""
+        if self.must_cancel and future is _resolved:
+            self.must_cancel = False
+            return throw_exc_info(self.gen, _cancelled_exc_info())
+        if future._exc_info is None:
+            # A cancel waits for the next yield that must wait: this outcome comes first.
+            return self.gen.send(future._result)
+        return throw_exc_info(self.gen, future.exc_info())
+
+    def handle_yield(self, yielded):
+        """Take what the generator yielded as the Future to wait for; False if it gave up
+        a loop pass instead (`moment`), and `run` must stop until the next."""
+        if yielded is None or yielded is moment:
+            self.future = _resolved
+            self.io_loop.add_callback(self.run)
+            return False
+        if yielded.__class__ is Future:
+            future = yielded
+        else:
+            try:
+                future = convert_yielded(yielded)
+            except BadYieldError:
+                # Legacy YieldPoints are no yieldables convert_yielded knows: they need
+                # this coroutine's state. Looked for only now, they cost the rest nothing.
+                future = _wait_for_legacy(self, yielded, sys.exc_info())
+        self.future = future
+        return True
+
+    def cancel(self):
+        """The coroutine's Future was cancelled: cancel what it waits for.
+
+        If what it waited for has already resolved, that outcome is delivered first (a
+        lock acquired or an item taken is never lost) and CancelledError is thrown in at
+        the next `yield` that has to wait.
+        """
+        if self.gen is None:  # It has ended.
+            return False
+        if self.future is not None and self.future.cancel():
+            return True  # Its CancelledError will reach the generator.
+        self.must_cancel = True
+        return True
+
+    __call__ = cancel  # The result Future's canceller.
+
+    def _fail(self, exc_info):
+        """The generator raised: fail its Future with `exc_info`."""
+        self.gen = None
+        future = self.result_future
+        # Only a Runner woken by this resolution, of exactly this Future, resumes in the
+        # same stack (see `run`). Any other Future resolved meanwhile (by a queue, a
+        # lock, a stream) wakes its waiter through the loop, so no coroutine ever runs
+        # inside another's put() or release(). The depth bounds the nesting, so a deep
+        # recursion of coroutines cannot overflow the stack: past it, parents resume
+        # through the loop.
+        future._return_depth = self.return_depth
+        future_set_exc_info(future, exc_info)
+
 
 def _start_runner(gen, yielded):
     """The Future of a coroutine whose generator `gen` yielded `yielded` first, with the
-    Runner that drives it on (_python_wrapper calls this; the C wrapper, its C twin)."""
+    Runner that drives it on (both wrappers call this)."""
     future = Future()
     # Stored though they equal the class defaults, as in _python_wrapper; these are also
     # read at its resolution.
     future._state = _PENDING
     future._callbacks = None
     future._exc_info = None
-    runner = _PythonRunner()
+    runner = Runner()
     runner.gen = gen  # None once the generator has ended.
     runner.result_future = future
     runner.future = None
@@ -628,11 +621,7 @@ def _load_speedups():
         if wanted == '1':
             raise
         return None
-    # The C Runner: RunnerCore's fields and run, with gen.Runner's Python methods.
-    runner_class = type('_CRunner', (module.RunnerCore, Runner), {
-        '__slots__': (), '__doc__': 'The Runner with `run` in C; see Runner.'})
-    module.configure(Future, Return, _PENDING, _FINISHED, moment, _resolved, _thread_state,
-                     _current_loop, runner_class, _MAX_RETURN_DEPTH)
+    module.configure(Future, Return, _FINISHED, _start_runner)
     return module
 
 
