@@ -6,12 +6,15 @@ from __future__ import absolute_import, division, print_function
 import functools
 import gc
 import sys
+import threading
+import types
 import weakref
 
 import pytest
 
 from tinytornado import gen
 from tinytornado.concurrent import CancelledError, Future
+from tinytornado.ioloop import IOLoop
 
 pytestmark = pytest.mark.usefixtures('wrapper_kind')
 
@@ -42,12 +45,11 @@ def test_each_wrapper_starts_a_runner_of_fixed_fields():
 
 def test_its_fields_follow_the_coroutine(io_loop):
     waited = Future()
-    seen = {}
 
     @gen.coroutine
     def waits():
         yield waited
-        seen['running'] = runner.running  # While its generator runs.
+        yield gen.moment
         raise gen.Return('done')
 
     future = waits()
@@ -55,15 +57,13 @@ def test_its_fields_follow_the_coroutine(io_loop):
     assert runner.result_future is future
     assert runner.future is waited
     assert runner.io_loop is io_loop
-    assert runner.running is False
     assert runner.must_cancel is False
-    assert runner.return_depth == 0
-    assert runner.gen is not None
+    generator = runner.gen
+    assert isinstance(generator, types.GeneratorType)
     waited.set_result(None)
     assert io_loop.run_sync(lambda: future) == 'done'
-    assert seen['running'] is True
     assert runner.gen is None
-    assert runner.running is False
+    assert generator.gi_frame is None  # Ended, not left suspended.
 
 
 @gen.coroutine
@@ -154,18 +154,89 @@ def test_no_way_through_a_runner_keeps_a_reference(io_loop):
     assert [reference() for reference in watched if reference() is not None] == []
 
 
-def test_a_base_exception_leaves_the_loop_pass_and_the_runner_stops_running(io_loop):
+def test_a_base_exception_leaves_the_loop_pass_and_the_coroutine_unresolved(io_loop):
     @gen.coroutine
     def interrupted():
         yield gen.moment
         raise KeyboardInterrupt()
 
     future = interrupted()
-    runner = _runner_of(future)
     with pytest.raises(KeyboardInterrupt):
         io_loop.run_sync(lambda: future)
-    assert runner.running is False
+    io_loop.run_sync(_a_pass)
     assert not future.done()  # As from the Python wrapper: it was never an outcome.
+
+
+@gen.coroutine
+def _a_pass():
+    yield gen.moment
+
+
+def test_a_base_exception_from_a_parent_resumed_by_a_return_leaves_no_record(io_loop):
+    # The parent resumes inside its child's return; what escapes it must leave the
+    # record of returning coroutines as it was, holding nothing.
+    trace = []
+    watched = []
+
+    @gen.coroutine
+    def child(name):
+        yield gen.moment
+        raise gen.Return(name)
+
+    @gen.coroutine
+    def interrupted_parent():
+        first = child('first')
+        watched.append(weakref.ref(first))
+        yield first
+        raise KeyboardInterrupt()
+
+    @gen.coroutine
+    def parent():
+        trace.append((yield child('second')))
+        io_loop.add_callback(trace.append, 'next pass')
+
+    interrupted_parent()
+    with pytest.raises(KeyboardInterrupt):
+        io_loop.run_sync(_a_pass)
+    io_loop.run_sync(parent)
+    io_loop.run_sync(_a_pass)
+    assert trace == ['second', 'next pass']
+    gc.collect()
+    assert watched[0]() is None
+
+
+def test_loops_in_two_threads_resume_their_returning_coroutines_independently():
+    # One record of returning coroutines serves every thread: another thread's entries
+    # may cost a resumption a pass, never send a result to the wrong coroutine.
+    def chain_in_a_thread(results, name):
+        @gen.coroutine
+        def level(n):
+            yield gen.moment
+            if n == 0:
+                raise gen.Return(name)
+            value = yield level(n - 1)
+            raise gen.Return(value)
+
+        @gen.coroutine
+        def main():
+            values = []
+            for _ in range(50):
+                values.append((yield level(gen._MAX_RETURN_DEPTH + 3)))
+            raise gen.Return(values)
+        loop = IOLoop()
+        try:
+            results[name] = loop.run_sync(main)
+        finally:
+            loop.close()
+
+    results = {}
+    threads = [threading.Thread(target=chain_in_a_thread, args=(results, name))
+               for name in ('a', 'b')]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {'a': ['a'] * 50, 'b': ['b'] * 50}
 
 
 def test_callbacks_of_a_coroutine_that_failed_see_no_exception_being_handled(io_loop):

@@ -11,18 +11,26 @@
 #include <Python.h>
 #include <stddef.h>  /* offsetof */
 
+#if PY_MAJOR_VERSION >= 3
+#define is_text(obj) PyUnicode_Check(obj)
+#else
+#define is_text(obj) (PyString_Check(obj) || PyUnicode_Check(obj))
+#endif
+
 #ifndef Py_XSETREF  /* 2.7 */
 #define Py_XSETREF(target, value) \
     do { PyObject *_old = (PyObject *)(target); (target) = (value); Py_XDECREF(_old); } while (0)
 #endif
 
-/* What gen.py hands over once, through configure(). */
+/* What gen.py hands over once, through configure(). A Future's fields are concurrent.py's:
+ * this module sets them only as concurrent._DONE_FUTURE_FIELDS says, and knows no other. */
 static PyObject *future_class;    /* concurrent.Future */
+static PyObject *result_field;    /* The attribute a done Future's result goes in... */
+static PyObject *done_fields;     /* ...and the (attribute, value) pairs set besides. */
 static PyObject *return_class;    /* gen.Return */
-static PyObject *finished_state;  /* concurrent._FINISHED */
 static PyObject *start_runner;    /* gen._start_runner(gen, first_yielded) -> Future */
 
-static PyObject *str_result, *str_state, *str_exc_info, *str_set_exc_info, *str_value;
+static PyObject *str_set_exc_info, *str_value;
 
 typedef struct {
     PyObject_HEAD
@@ -34,21 +42,27 @@ typedef struct {
 #endif
 } CoroutineFunction;
 
-/* A Future already resolved with `value` (a new reference), as gen.py's wrapper makes
- * it: no callback can have been added yet, so no set_result bookkeeping. */
+/* A Future already resolved with `value` (a new reference), as concurrent._done_future
+ * makes it: no callback can have been added yet, so no set_result bookkeeping. */
 static PyObject *
 resolved_future(PyObject *value)
 {
-    PyObject *future = PyObject_CallObject(future_class, NULL);
+    Py_ssize_t i;
+    PyObject *pair, *future = PyObject_CallObject(future_class, NULL);
+
     if (future == NULL)
         return NULL;
-    if (PyObject_SetAttr(future, str_result, value) < 0 ||
-        PyObject_SetAttr(future, str_state, finished_state) < 0 ||
-        PyObject_SetAttr(future, str_exc_info, Py_None) < 0) {
-        Py_DECREF(future);
-        return NULL;
+    if (PyObject_SetAttr(future, result_field, value) < 0)
+        goto error;
+    for (i = 0; i < PyTuple_GET_SIZE(done_fields); i++) {
+        pair = PyTuple_GET_ITEM(done_fields, i);
+        if (PyObject_SetAttr(future, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0)
+            goto error;
     }
     return future;
+error:
+    Py_DECREF(future);
+    return NULL;
 }
 
 /* If the error set now is Return or StopIteration (the generator returned): clear it, set
@@ -359,26 +373,55 @@ static PyTypeObject CoroutineFunctionType = {
     sizeof(CoroutineFunction),
 };
 
+/* Whether `fields` is (name, ((name, value), ...)), names being strings. */
+static int
+valid_done_fields(PyObject *fields)
+{
+    Py_ssize_t i;
+    PyObject *pairs, *pair;
+
+    if (!PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) != 2 ||
+        !is_text(PyTuple_GET_ITEM(fields, 0)) ||
+        !PyTuple_Check(pairs = PyTuple_GET_ITEM(fields, 1)))
+        return 0;
+    for (i = 0; i < PyTuple_GET_SIZE(pairs); i++) {
+        pair = PyTuple_GET_ITEM(pairs, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !is_text(PyTuple_GET_ITEM(pair, 0)))
+            return 0;
+    }
+    return 1;
+}
+
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *objects[4];
-    PyObject **targets[4] = {&future_class, &return_class, &finished_state, &start_runner};
-    int i;
+    PyObject *future, *fields, *ret, *start;
 
-    if (!PyArg_ParseTuple(args, "OOOO:configure", &objects[0], &objects[1], &objects[2],
-                          &objects[3]))
+    if (!PyArg_ParseTuple(args, "OOOO:configure", &future, &fields, &ret, &start))
         return NULL;
-    for (i = 0; i < 4; i++) {
-        Py_INCREF(objects[i]);
-        Py_XSETREF(*targets[i], objects[i]);
+    if (!valid_done_fields(fields)) {
+        PyErr_SetString(PyExc_TypeError, "configure() needs the done-Future fields as "
+                        "(name, ((name, value), ...))");
+        return NULL;
     }
+    Py_INCREF(future);
+    Py_XSETREF(future_class, future);
+    Py_INCREF(PyTuple_GET_ITEM(fields, 0));
+    Py_XSETREF(result_field, PyTuple_GET_ITEM(fields, 0));
+    Py_INCREF(PyTuple_GET_ITEM(fields, 1));
+    Py_XSETREF(done_fields, PyTuple_GET_ITEM(fields, 1));
+    Py_INCREF(ret);
+    Py_XSETREF(return_class, ret);
+    Py_INCREF(start);
+    Py_XSETREF(start_runner, start);
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(Future, Return, FINISHED, start_runner): what the wrapper builds with."},
+     "configure(Future, done_future_fields, Return, start_runner): what the wrapper builds "
+     "with (gen passes concurrent._DONE_FUTURE_FIELDS)."},
     {NULL}
 };
 
@@ -386,7 +429,6 @@ static int
 intern_names(void)
 {
     struct { PyObject **target; const char *name; } names[] = {
-        {&str_result, "_result"}, {&str_state, "_state"}, {&str_exc_info, "_exc_info"},
         {&str_set_exc_info, "set_exc_info"}, {&str_value, "value"},
     };
     size_t i;

@@ -11,22 +11,24 @@ the caller's stack. A generator that finishes before waiting (or a function that
 generator at all) gives an already-resolved Future and no `Runner` is made: the fast path
 for the common "answer from cache" case. That call and first step are the wrapper's whole
 job, done in C by ``_speedups.CoroutineFunction`` where setup.py could build it (about a
-quarter of an immediate return's cost goes) and otherwise by `_python_wrapper`; both
+third of an immediate return's cost goes) and otherwise by `_python_wrapper`; both
 behave alike (test_gen*.py run each test with both), and TINYTORNADO_EXTENSION=0 in the
-environment turns the C one off. The C wrapper keeps no state of its own: a generator
-that waits goes to `_start_runner`, and from there on all is the Python below.
+environment turns the C one off. The C one keeps no state: a generator that waits goes to
+`_start_runner`, as from the Python one.
 
 Otherwise a `Runner` takes the generator and the first yielded Future. `Runner.run` is a
 loop, not a recursion: while the yielded Future is already done it sends the result back
 (or throws the exception, with its traceback) and takes the next yield. When it meets a
-pending Future it registers itself as that Future's done-callback, which schedules `run`
-on the loop, and returns. So a chain of coroutines is a chain of Futures: the innermost
-resolves and its parent resumes, and so on out to `IOLoop.run_sync`. A parent waiting on
-a coroutine that *returns* resumes at once, in the same stack, as after a function call;
-one woken by any other Future (a queue, a lock, a stream) resumes in the next pass, so no
-coroutine runs inside another's `put()` or `release()`. That loop, every coroutine's hot
-path past its first wait, exists once, in Python: a C copy of it was dropped, as two
-Runners drifted apart and the copy bought little beyond micro-benchmarks (issue 19).
+pending Future it registers itself as that Future's done-callback and returns. It is
+woken once, by that Future (or by the loop after a `moment`), so it never runs twice at
+once. A chain of coroutines is a chain of Futures: the innermost resolves and its parent
+resumes, and so on out to `IOLoop.run_sync`. A parent waiting on a coroutine that
+*returns* resumes at once, in the same stack, as after a function call (`_returning`
+holds the Futures being resolved so); one woken by any other Future (a queue, a lock, a
+stream) resumes in the next pass, so no coroutine runs inside another's `put()`. That
+loop, every coroutine's hot path, exists once, in Python (a C copy drifted from it: issue
+19). It reads a Future's outcome as concurrent lets it, in one attribute, and changes
+Futures only through concurrent's internal functions.
 
 Cancelling a coroutine's Future asks its Runner to cancel: the Future being waited on is
 cancelled, and CancelledError is thrown in at the `yield`. The coroutine may catch it to
@@ -47,8 +49,9 @@ from tinytornado._compat import (
     exc_clear, throw_exc_info, value_from_stop_iteration,
 )
 from tinytornado.concurrent import (
-    _FINISHED, _PENDING, CancelledError, Future, TimeoutError, chain_future, future_set_exc_info,
-    future_set_result_unless_cancelled, is_future,
+    _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
+    _done_future, _pending_future, _resolve, chain_future,
+    future_set_exc_info, future_set_result_unless_cancelled, is_future,
 )
 from tinytornado.ioloop import IOLoop, _thread_state
 from tinytornado.log import app_log
@@ -133,15 +136,7 @@ def _python_wrapper(func):
             future = Future()
             future.set_exc_info(sys.exc_info())
             return future
-        # Nobody can have added a callback yet: resolve without set_result's bookkeeping.
-        future = Future()
-        future._result = result
-        future._state = _FINISHED
-        # Stored though it equals Future's class default: CPython 3.11 reads an instance's
-        # own attribute in one specialised step but a class default through a generic
-        # lookup, and it is read at every wait on this Future.
-        future._exc_info = None
-        return future
+        return _done_future(result)
     return wrapper
 
 
@@ -158,8 +153,7 @@ class Runner(object):
     call sets the Runner up, where CPython 3.11 would run an ``__init__`` through a
     generic call.
     """
-    __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'must_cancel',
-                 'return_depth')
+    __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'must_cancel')
 
     def run(self, done=None):
         """Resume the generator for as long as what it yields is already done; then wait
@@ -168,91 +162,88 @@ class Runner(object):
         The loop calls it with no argument; the Future it waits for calls it back with
         itself as `done`. When that Future is a coroutine's that is returning, in this very
         stack, the generator resumes here, as after a function call, rather than a loop
-        pass later (see _fail for the bound on that nesting); any other is run a pass later.
+        pass later (see `_settle_returning` for the bound on that nesting); any other is
+        run a pass later.
         """
-        if done is not None:
-            depth = done._return_depth
-            if depth is None or depth >= _MAX_RETURN_DEPTH:
+        # No guard against running twice at once, or after the generator ended: a Runner
+        # has one wake-up pending at most, made just before run returns.
+        if done is None:
+            future = self.future
+            if future is _resolved:
+                # A moment has passed: None is sent in, or CancelledError (see _deliver).
+                result = _FAILED if self.must_cancel else None
+            else:
+                result = future._outcome
+        else:
+            depth = len(_returning)
+            if depth > _MAX_RETURN_DEPTH or done is not _returning[depth - 1]:
                 self.io_loop.add_callback(self.run)
                 return
-            if self.running or self.gen is None:
+            future = done
+            result = future._outcome
+        # The hot path of every coroutine: `future` is the Future in hand and `result`
+        # its outcome; self.future is what the generator waits for once it must wait.
+        while True:
+            if result is _NOT_DONE:
+                # Wait. run goes on only once what it waited for is done (or first
+                # from _start_runner), so each Future is waited for once.
+                self.future = future
+                future.add_done_callback(self.run)
+                if self.must_cancel and future.cancel():
+                    self.must_cancel = False  # Its CancelledError will reach the generator.
                 return
-            self.return_depth = depth + 1  # How many returning stacks this one runs in.
-        elif self.running or self.gen is None:
-            return
-        self.running = True
-        try:
-            # The hot path of every coroutine: the Future's fields are read directly rather
-            # than through done()/exc_info()/result(), and the Future in hand is kept in a
-            # local; self.future is what the generator waits for once it must wait.
-            future = self.future
-            while True:
-                if future._state is _PENDING:
-                    # Wait: add_done_callback(self.run) without the call. run goes on
-                    # only once what it waited for is done (or first from _start_runner), so
-                    # each Future is waited for once.
-                    self.future = future
-                    if future._callbacks is None:
-                        future._callbacks = [self.run]
-                    else:
-                        future._callbacks.append(self.run)
-                    if self.must_cancel and future.cancel():
-                        self.must_cancel = False  # Its CancelledError will reach the generator.
-                    return
-                try:
-                    if future._exc_info is None and not self.must_cancel:
-                        yielded = self.gen.send(future._result)
-                    else:
-                        yielded = self._deliver(future)
-                except Return as e:
-                    args = e.args  # As in the wrapper.
-                    value = args[0] if args else None
-                except StopIteration as e:
-                    value = value_from_stop_iteration(e)
-                except Exception:
-                    exc_info = sys.exc_info()
-                    break  # To fail outside this clause: see below.
+            try:
+                # A cancel() that came meanwhile waits for the next yield that must
+                # wait: a done Future's outcome comes first.
+                if result is not _FAILED:
+                    yielded = self.gen.send(result)
                 else:
-                    if yielded.__class__ is Future:
-                        future = yielded
-                        continue
-                    if yielded is moment:
-                        # handle_yield's first case without its call: every switch of a
-                        # coroutine that gives up the loop pass comes here.
-                        self.future = _resolved
-                        self.io_loop.add_callback(self.run)
-                    elif self.handle_yield(yielded):
-                        future = self.future
-                        continue
-                    return
-                # It returned: resolve its Future, here rather than in a method, as every
-                # coroutine that waited once ends this way.
-                self.gen = None
-                result_future = self.result_future
-                result_future._return_depth = self.return_depth  # See _fail.
-                if result_future._state is _PENDING:  # Not resolved from outside meanwhile.
-                    # set_result(value) without its checks, which the test above made.
-                    result_future._result = value
-                    result_future._state = _FINISHED
-                    result_future._run_callbacks()
+                    yielded = self._deliver(future)
+            except Return as e:
+                args = e.args  # As in the wrapper.
+                value = args[0] if args else None
+            except StopIteration as e:
+                value = value_from_stop_iteration(e)
+            except Exception:
+                exc_info = sys.exc_info()
+                break  # To fail outside this clause: see below.
+            else:
+                if yielded.__class__ is Future:
+                    future = yielded
+                    result = future._outcome
+                    continue
+                if yielded is moment:
+                    # handle_yield's first case without its call: every switch of a
+                    # coroutine that gives up the loop pass comes here.
+                    self.future = _resolved
+                    self.io_loop.add_callback(self.run)
+                elif self.handle_yield(yielded):
+                    future = self.future
+                    result = future._outcome
+                    continue
                 return
-            # The generator raised. Its Future's callbacks may run here: they must see no
-            # exception being handled, as when the loop runs them (and as in Tornado).
-            exc_clear()
-            self._fail(exc_info)
-        finally:
-            self.running = False
-            self.return_depth = 0  # The loop runs it next, or the next returning stack.
+            self.gen = None
+            future = self.result_future
+            # _settle_returning(future, _resolve, value) without its call: every
+            # coroutine that waited once ends here.
+            _returning.append(future)
+            try:
+                _resolve(future, value)
+            finally:
+                _returning.pop()
+            return
+        # The generator raised. Its Future's callbacks may run here: they must see no
+        # exception being handled, as when the loop runs them (and as in Tornado).
+        exc_clear()
+        self._fail(exc_info)
 
     def _deliver(self, future):
         """Resume the generator with `future`'s failure, or with CancelledError in place
-        of a moment when cancel() came meanwhile; what it yields next."""
-        if self.must_cancel and future is _resolved:
+        of a moment when cancel() came meanwhile (`future` is then `_resolved`); what it
+        yields next."""
+        if future is _resolved:
             self.must_cancel = False
             return throw_exc_info(self.gen, _cancelled_exc_info())
-        if future._exc_info is None:
-            # A cancel waits for the next yield that must wait: this outcome comes first.
-            return self.gen.send(future._result)
         return throw_exc_info(self.gen, future.exc_info())
 
     def handle_yield(self, yielded):
@@ -293,38 +284,20 @@ class Runner(object):
     def _fail(self, exc_info):
         """The generator raised: fail its Future with `exc_info`."""
         self.gen = None
-        future = self.result_future
-        # Only a Runner woken by this resolution, of exactly this Future, resumes in the
-        # same stack (see `run`). Any other Future resolved meanwhile (by a queue, a
-        # lock, a stream) wakes its waiter through the loop, so no coroutine ever runs
-        # inside another's put() or release(). The depth bounds the nesting, so a deep
-        # recursion of coroutines cannot overflow the stack: past it, parents resume
-        # through the loop.
-        future._return_depth = self.return_depth
-        future_set_exc_info(future, exc_info)
+        _settle_returning(self.result_future, future_set_exc_info, exc_info)
 
 
 def _start_runner(gen, yielded):
     """The Future of a coroutine whose generator `gen` yielded `yielded` first, with the
     Runner that drives it on (both wrappers call this)."""
-    future = Future()
-    # Stored though they equal the class defaults, as in _python_wrapper; these are also
-    # read at its resolution.
-    future._state = _PENDING
-    future._callbacks = None
-    future._exc_info = None
     runner = Runner()
+    # The Runner is the Future's canceller: it is callable (see __call__), so no bound
+    # method is made per coroutine.
+    future = runner.result_future = _pending_future(runner)
     runner.gen = gen  # None once the generator has ended.
-    runner.result_future = future
-    runner.future = None
     # IOLoop.current() without its call when this thread has a loop.
     runner.io_loop = getattr(_thread_state, 'instance', None) or _current_loop()
-    runner.running = False
     runner.must_cancel = False
-    runner.return_depth = 0  # See run.
-    # set_canceller(runner), without the call; the Runner is callable (see __call__), so
-    # no bound method is made per coroutine.
-    future._canceller = runner
     # What it yielded is taken as run's loop takes it: a Future or moment without a call.
     if yielded.__class__ is Future:
         runner.future = yielded
@@ -332,10 +305,46 @@ def _start_runner(gen, yielded):
         runner.future = _resolved
         runner.io_loop.add_callback(runner.run)
         return future
-    elif not runner.handle_yield(yielded):
-        return future
+    else:
+        runner.future = None  # Read by cancel(), should convert_yielded raise.
+        if not runner.handle_yield(yielded):
+            return future
     runner.run()
     return future
+
+
+# The Futures that coroutines ending in this stack are resolving, innermost last, above
+# a None for the loop: a Runner woken by the last resumes at once, as after a function
+# call (see Runner.run). A Future knows nothing of coroutines, so this is kept here. One
+# stack for all threads, as a per-thread one costs a lookup per step: only the thread
+# resolving a Future runs its callbacks, so another thread's entry can at worst make a
+# waiter resume a pass later, never wrongly; each entry is popped as its resolution ends.
+_returning = [None]
+
+
+def _settle_returning(future, settle, outcome):
+    """`settle(future, outcome)`: a coroutine's Future resolved as the coroutine ends.
+
+    Only a Runner woken by this resolution, of exactly this Future, resumes in the same
+    stack. Any other Future resolved meanwhile (by a queue, a lock, a stream) wakes its
+    waiter through the loop, so no coroutine ever runs inside another's put() or
+    release(). _MAX_RETURN_DEPTH bounds the nesting, so a deep recursion of coroutines
+    cannot overflow the stack: past it, parents resume through the loop.
+    """
+    _returning.append(future)
+    try:
+        settle(future, outcome)
+    finally:
+        _returning.pop()
+
+
+def _resume_in_this_stack(future, result=None, exc_info=None):
+    """Resolve the Future a coroutine waits on so that it resumes in this stack, as a
+    legacy YieldPoint's outcome does (see _gen_legacy)."""
+    if exc_info is not None:
+        _settle_returning(future, Future.set_exc_info, exc_info)
+    else:
+        _settle_returning(future, Future.set_result, result)
 
 
 _MAX_RETURN_DEPTH = 50
@@ -621,7 +630,7 @@ def _load_speedups():
         if wanted == '1':
             raise
         return None
-    module.configure(Future, Return, _FINISHED, _start_runner)
+    module.configure(Future, _DONE_FUTURE_FIELDS, Return, _start_runner)
     return module
 
 
@@ -637,7 +646,7 @@ __all__ += [
     'LeakedCallbackError', 'ReturnValueIgnoredError',
 ]
 
-_gen_legacy.configure(Return, _convert_child)
+_gen_legacy.configure(Return, _convert_child, _resume_in_this_stack)
 
 
 def engine(func):
