@@ -225,7 +225,8 @@ def test_loops_in_two_threads_resume_their_returning_coroutines_independently():
             raise gen.Return(values)
         loop = IOLoop()
         try:
-            results[name] = loop.run_sync(main)
+            # A coroutine never resumed fails the test rather than hanging it.
+            results[name] = loop.run_sync(main, timeout=60)
         finally:
             loop.close()
 

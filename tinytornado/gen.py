@@ -175,8 +175,8 @@ class Runner(object):
             else:
                 result = future._outcome
         else:
-            depth = len(_returning)
-            if depth > _MAX_RETURN_DEPTH or done is not _returning[depth - 1]:
+            # The top read in one step: another thread may push or pop meanwhile.
+            if done is not _returning[-1] or len(_returning) > _MAX_RETURN_DEPTH:
                 self.io_loop.add_callback(self.run)
                 return
             future = done
