@@ -29,8 +29,9 @@ static PyObject *result_field;    /* The attribute a done Future's result goes i
 static PyObject *done_fields;     /* ...and the (attribute, value) pairs set besides. */
 static PyObject *return_class;    /* gen.Return */
 static PyObject *start_runner;    /* gen._start_runner(gen, first_yielded) -> Future */
+static PyObject *call_with_callback;  /* gen._call_with_callback: a legacy callback= */
 
-static PyObject *str_set_exc_info, *str_value;
+static PyObject *str_set_exc_info, *str_value, *str_callback;
 
 typedef struct {
     PyObject_HEAD
@@ -226,17 +227,93 @@ coroutine_future(PyObject *result)
     }
 }
 
+/* gen._call_with_callback(self, args, kwargs, 2): 2 frames up from it is the caller's,
+ * as this wrapper makes none. */
+static PyObject *
+call_back_later(CoroutineFunction *self, PyObject *args, PyObject *kwargs)
+{
+    return PyObject_CallFunction(call_with_callback, "OOOi", (PyObject *)self, args,
+                                 kwargs, 2);
+}
+
+/* Whether a call's keywords (a dict) hold Tornado's legacy `callback`. -1 on error. */
+static int
+has_callback(PyObject *kwargs)
+{
+    if (kwargs == NULL || PyDict_Size(kwargs) == 0)
+        return 0;
+#if PY_MAJOR_VERSION >= 3
+    if (PyDict_GetItemWithError(kwargs, str_callback) != NULL)
+        return 1;
+    return PyErr_Occurred() ? -1 : 0;
+#else
+    return PyDict_GetItem(kwargs, str_callback) != NULL;
+#endif
+}
+
 static PyObject *
 cf_call(CoroutineFunction *self, PyObject *args, PyObject *kwargs)
 {
-    return coroutine_future(PyObject_Call(self->func, args, kwargs));
+    switch (has_callback(kwargs)) {
+    case 0:
+        return coroutine_future(PyObject_Call(self->func, args, kwargs));
+    case 1:
+        return call_back_later(self, args, kwargs);
+    default:
+        return NULL;
+    }
 }
 
 #if PY_VERSION_HEX >= 0x03090000
+/* Whether the keyword names of a vectorcall hold Tornado's legacy `callback`. */
+static int
+names_callback(PyObject *kwnames)
+{
+    Py_ssize_t i;
+    PyObject *name;
+
+    for (i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+        name = PyTuple_GET_ITEM(kwnames, i);
+        if (name == str_callback || PyUnicode_Compare(name, str_callback) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A vectorcall's arguments as the (args, kwargs) of a call, for call_back_later. */
+static PyObject *
+call_back_later_vector(CoroutineFunction *self, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames)
+{
+    PyObject *tuple, *kwargs, *result = NULL;
+    Py_ssize_t i;
+
+    tuple = PyTuple_New(nargs);
+    kwargs = PyDict_New();
+    if (tuple == NULL || kwargs == NULL)
+        goto done;
+    for (i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tuple, i, args[i]);
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0)
+            goto done;
+    }
+    result = call_back_later(self, tuple, kwargs);
+done:
+    Py_XDECREF(tuple);
+    Py_XDECREF(kwargs);
+    return result;
+}
+
 static PyObject *
 cf_vectorcall(CoroutineFunction *self, PyObject *const *args, size_t nargsf,
               PyObject *kwnames)
 {
+    /* Only a call with keywords pays for the look for a legacy callback. */
+    if (kwnames != NULL && names_callback(kwnames))
+        return call_back_later_vector(self, args, PyVectorcall_NARGS(nargsf), kwnames);
     return coroutine_future(PyObject_Vectorcall(self->func, args, nargsf, kwnames));
 }
 #endif
@@ -396,9 +473,10 @@ valid_done_fields(PyObject *fields)
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *future, *fields, *ret, *start;
+    PyObject *future, *fields, *ret, *start, *with_callback;
 
-    if (!PyArg_ParseTuple(args, "OOOO:configure", &future, &fields, &ret, &start))
+    if (!PyArg_ParseTuple(args, "OOOOO:configure", &future, &fields, &ret, &start,
+                          &with_callback))
         return NULL;
     if (!valid_done_fields(fields)) {
         PyErr_SetString(PyExc_TypeError, "configure() needs the done-Future fields as "
@@ -415,13 +493,15 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(return_class, ret);
     Py_INCREF(start);
     Py_XSETREF(start_runner, start);
+    Py_INCREF(with_callback);
+    Py_XSETREF(call_with_callback, with_callback);
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(Future, done_future_fields, Return, start_runner): what the wrapper builds "
-     "with (gen passes concurrent._DONE_FUTURE_FIELDS)."},
+     "configure(Future, done_future_fields, Return, start_runner, call_with_callback): "
+     "what the wrapper builds with (gen passes concurrent._DONE_FUTURE_FIELDS)."},
     {NULL}
 };
 
@@ -430,6 +510,7 @@ intern_names(void)
 {
     struct { PyObject **target; const char *name; } names[] = {
         {&str_set_exc_info, "set_exc_info"}, {&str_value, "value"},
+        {&str_callback, "callback"},
     };
     size_t i;
 

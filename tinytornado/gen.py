@@ -44,13 +44,14 @@ import functools
 import os
 import sys
 import types
+import warnings
 
 from tinytornado._compat import (
     exc_clear, throw_exc_info, value_from_stop_iteration,
 )
 from tinytornado.concurrent import (
     _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
-    _done_future, _pending_future, _resolve, chain_future,
+    _call_with_result, _done_future, _pending_future, _resolve, chain_future,
     future_set_exc_info, future_set_result_unless_cancelled, is_future,
 )
 from tinytornado.ioloop import IOLoop, _thread_state
@@ -107,7 +108,8 @@ _current_loop = IOLoop.current  # A module global: found faster than a class's a
 def coroutine(func):
     """Decorate a generator function so that calling it runs it as a coroutine.
 
-    The call returns a Future of the generator's return value (or exception).
+    The call returns a Future of the generator's return value (or exception). Tornado
+    5.1's deprecated ``callback=`` keyword is taken too: see `_call_with_callback`.
     """
     if _speedups is not None:
         wrapper = _speedups.CoroutineFunction(func)
@@ -119,12 +121,19 @@ def coroutine(func):
     return wrapper
 
 
-def _python_wrapper(func):
-    # _speedups.CoroutineFunction does the same in C; keep the two in step.
+def _python_wrapper(func, replace_callback=True):
+    # _speedups.CoroutineFunction does the same in C; keep the two in step. gen.engine's
+    # functions take their callback themselves: it makes one with replace_callback False.
     def wrapper(*args, **kwargs):
         try:
-            # func(*args, **kwargs) copies kwargs into a new dict on every call, even empty.
-            result = func(*args, **kwargs) if kwargs else func(*args)
+            # func(*args, **kwargs) copies kwargs into a new dict on every call, even empty;
+            # and only a call with keywords can pass the legacy callback.
+            if not kwargs:
+                result = func(*args)
+            elif replace_callback and 'callback' in kwargs:
+                return _call_with_callback(wrapper, args, kwargs, 3)
+            else:
+                result = func(*args, **kwargs)
             if type(result) is _GeneratorType:  # No subclass can exist; type() is fast.
                 return _start_runner(result, next(result))
         except Return as e:
@@ -138,6 +147,23 @@ def _python_wrapper(func):
             return future
         return _done_future(result)
     return wrapper
+
+
+def _call_with_callback(coroutine_function, args, kwargs, stacklevel):
+    """``coroutine_function(*args, **kwargs)`` given Tornado 5.1's deprecated ``callback=``
+    keyword: the coroutine runs without it and its Future is returned, and the callback is
+    called with the result on the loop once it ends (if it fails, the loop logs the error
+    instead, as Tornado 5.1 raised it into the caller's stack context). Both wrappers call
+    this; `stacklevel` makes the DeprecationWarning name the caller's line.
+    """
+    kwargs = dict(kwargs)  # The C wrapper may hand over the caller's own dict.
+    callback = kwargs.pop('callback')
+    warnings.warn('callback arguments are deprecated, use the returned Future instead',
+                  DeprecationWarning, stacklevel=stacklevel)
+    future = coroutine_function(*args, **kwargs)
+    if callback is not None:
+        IOLoop.current().add_future(future, functools.partial(_call_with_result, callback))
+    return future
 
 
 def is_coroutine_function(func):
@@ -630,7 +656,7 @@ def _load_speedups():
         if wanted == '1':
             raise
         return None
-    module.configure(Future, _DONE_FUTURE_FIELDS, Return, _start_runner)
+    module.configure(Future, _DONE_FUTURE_FIELDS, Return, _start_runner, _call_with_callback)
     return module
 
 
@@ -658,7 +684,8 @@ def engine(func):
     exception is raised into the caller if it ends before it first waits, and otherwise
     reported as a loop callback's would be (logged; it fails an AsyncTestCase).
     """
-    start = coroutine(func)
+    # The function takes its `callback` itself: the wrapper passes it through.
+    start = _python_wrapper(func, replace_callback=False)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
