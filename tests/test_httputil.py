@@ -404,6 +404,31 @@ def test_max_header_size_is_exact_whole_or_bytewise(feed, extra):
         assert read(protocol, head, feed)[-1] == ('EndOfMessage', [])
 
 
+def in_reads(data):
+    """`data` in the 64 KiB pieces a fetch reads."""
+    return [data[i:i + 65536] for i in range(0, len(data), 65536)]
+
+
+@pytest.mark.parametrize('extra', [0, 1, 1000], ids=['at_limit', 'one_over', 'far_over'])
+@pytest.mark.parametrize('feed', FEEDS + [in_reads])
+def test_max_header_size_bounds_a_chunk_size_line_however_it_is_split(feed, extra):
+    # The line, CRLF included, is max_header_size bytes (+ extra): longer than a 64 KiB
+    # read, so that those reads end inside it, as bytewise feeding does.
+    limit = 65536 + 100
+    line = b'5;pad=' + b'p' * (limit - 8 + extra) + b'\r\n'
+    assert len(line) == limit + extra
+    response = (b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n' + line +
+                b'hello\r\n0\r\n\r\n')
+    protocol = sent_protocol(max_header_size=limit)
+    if extra:
+        with pytest.raises(HTTPInputError, match='chunk size line of .* is larger than '
+                                                 'max_header_size'):
+            read(protocol, response, feed)
+    else:
+        assert read(protocol, response, feed)[1:] == [('BodyData', b'hello'),
+                                                      ('EndOfMessage', [])]
+
+
 # --- end of file and the cycle ---------------------------------------------------------------
 
 def test_eof_while_idle_is_connection_closed():

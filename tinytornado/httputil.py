@@ -232,7 +232,8 @@ class HTTP1ClientProtocol(object):
 
     Args:
         max_header_size: largest response head (status line, header lines and the blank
-            line after them) or trailer block accepted, in bytes as received.
+            line after them), trailer block or chunk-size line accepted, in bytes as
+            received, however they are split into reads.
         max_header_lines: most header lines accepted in a head or trailer block.
     """
 
@@ -400,6 +401,7 @@ class HTTP1ClientProtocol(object):
         end = self._received.find(b'\r\n')
         if end < 0:
             return self._wait_for_block('chunk size line')
+        self._check_block_size(end, 'chunk size line')
         try:
             size = chunk_size(self._received.take(end))
         except ValueError as exc:
@@ -495,10 +497,15 @@ class HTTP1ClientProtocol(object):
     def _take_block(self, end, block_name):
         """The head or trailer block of `end` bytes, now parsed, as native text without the
         blank line that ends it."""
+        self._check_block_size(end, block_name)
+        return native_str(self._received.take(end)[:-4])
+
+    def _check_block_size(self, end, block_name):
+        # What _wait_for_block refuses of a block still incomplete, refused here once it
+        # is whole, so that the limit does not depend on how the bytes were split.
         if end > self.max_header_size:
             raise HTTPInputError('%s of %d bytes is larger than max_header_size (%d bytes)'
                                  % (block_name, end, self.max_header_size))
-        return native_str(self._received.take(end)[:-4])
 
     def _headers(self, lines, block_name):
         if len(lines) > self.max_header_lines:
