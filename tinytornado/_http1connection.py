@@ -164,6 +164,19 @@ class Exchange(object):
         if connection is not None:
             connection.stream.close()
 
+    def abandon(self):
+        """The fetch failed or was cancelled: stop the clock, close the connection, let go
+        of the body read so far.
+
+        The exception that ends the fetch keeps this exchange alive through the frames of
+        its traceback (and, on Python 3, in a reference cycle with the protocol that raised
+        it, until the garbage collector runs): all it may keep is a few small objects.
+        """
+        self.stop_timer()
+        self.drop_connection()
+        self.chunks = []
+        self.decoder = None
+
     def keep_connection(self):
         """The response has ended: the connection if it can carry another request, else
         None (closed). Stops the request's timer either way."""
