@@ -23,10 +23,16 @@ from tinytornado.testing import bind_unused_port
 
 BODY_SENT = 4 * 1024 * 1024  # what the server sends of each body before the fetch fails
 FETCHES = 5
+PIECE = 65536
 
 
 class BrokenBodyServer(TCPServer):
-    """Answers every request with `head`, then BODY_SENT bytes of body, then closes."""
+    """Answers every request with `head`, then BODY_SENT bytes of body, then closes.
+
+    The body goes out a piece at a time: a connection the client resets keeps its error,
+    which holds the stream and what it still had to send, until the collector runs; that
+    must not be more than a piece.
+    """
 
     def __init__(self, head):
         super(BrokenBodyServer, self).__init__()
@@ -38,7 +44,9 @@ class BrokenBodyServer(TCPServer):
     def handle_stream(self, stream, address):
         try:
             yield stream.read_until(b'\r\n\r\n')
-            yield stream.write(self.head + b'x' * BODY_SENT)
+            yield stream.write(self.head)
+            for _ in range(BODY_SENT // PIECE):
+                yield stream.write(b'x' * PIECE)
         except StreamClosedError:
             pass  # the client gave up first: the body was over its max_body_size
         stream.close()

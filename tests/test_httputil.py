@@ -2,8 +2,10 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 import copy
+import gc
 import random
 import re
+import weakref
 import zlib
 
 import pytest
@@ -449,6 +451,36 @@ def test_eof_before_any_response_byte_is_no_response_error():
     with pytest.raises(NoResponseError) as again:
         protocol.next_event()
     assert again.value is first.value
+
+
+def fail(protocol):
+    """The error next_event raises, as text: no exception object stays in this frame."""
+    try:
+        protocol.next_event()
+    except HTTPInputError as e:
+        return '%s: %s' % (e.__class__.__name__, e)
+    pytest.fail('next_event did not raise')
+
+
+def test_a_failed_protocol_is_freed_once_its_error_is_dropped():
+    # The error's traceback holds the parser's frames: if the parser held the error in
+    # turn, the two (and the frames of its caller, a fetch) would wait for the collector.
+    protocol = sent_protocol()
+    assert read(protocol, b'HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\ncut', whole)[1:] == [
+        ('BodyData', b'cut')]
+    protocol.receive_data(b'')
+    gc.collect()
+    gc.disable()
+    try:
+        assert fail(protocol) == ('HTTPInputError: connection closed in the middle of the '
+                                  'response body (received 3 bytes, expected 9)')
+        # Dropped, the error comes again as one of its class and message.
+        assert fail(protocol) == fail(protocol)
+        freed = weakref.ref(protocol)
+        del protocol
+        assert freed() is None
+    finally:
+        gc.enable()
 
 
 def test_eof_after_informational_response_is_not_no_response_error():

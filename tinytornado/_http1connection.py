@@ -169,8 +169,8 @@ class Exchange(object):
         of the body read so far.
 
         The exception that ends the fetch keeps this exchange alive through the frames of
-        its traceback (and, on Python 3, in a reference cycle with the protocol that raised
-        it, until the garbage collector runs): all it may keep is a few small objects.
+        its traceback, for as long as the caller keeps the exception (or a reference cycle
+        does, until the garbage collector runs): all it may keep is a few small objects.
         """
         self.stop_timer()
         self.drop_connection()

@@ -13,6 +13,7 @@ caller waiting for bytes that will not come.
 from __future__ import absolute_import, division, print_function
 
 import collections
+import weakref
 import zlib
 
 from six.moves.urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -244,7 +245,8 @@ class HTTP1ClientProtocol(object):
         self._state = AWAITING_REQUEST
         self._received = ReceiveBuffer()
         self._eof = False  # b'' was fed
-        self._error = None  # the HTTPInputError raised, raised again on every later call
+        # (weak reference, class, args) of the HTTPInputError raised: see next_event.
+        self._error = None
         self._method = None  # of the request in progress (a HEAD response has no body)
         self._keep_alive = True  # nobody said that this response ends the connection
         self._remaining = 0  # bytes left of the body (known length) or chunk being read
@@ -298,16 +300,25 @@ class HTTP1ClientProtocol(object):
 
         Raises:
             HTTPInputError: the response is malformed, over a limit, or cut short; the
-                same error is raised again by every later call. NoResponseError (a
-                subclass) when the connection closed before the response began.
+                same error is raised again by every later call (once nobody holds it any
+                more, one of its class and message). NoResponseError (a subclass) when the
+                connection closed before the response began.
         """
         if self._error is not None:
-            raise self._error
+            raise self._error_again()
         try:
             return _READERS[self._state](self)
         except HTTPInputError as exc:
-            self._error = exc
+            # Held weakly: its traceback holds this parser's frames and its caller's (a
+            # fetch: its exchange, its request and callbacks), which a strong reference
+            # would keep in a cycle until the garbage collector runs.
+            self._error = weakref.ref(exc), exc.__class__, exc.args
             raise
+
+    def _error_again(self):
+        reference, error_class, args = self._error
+        error = reference()
+        return error if error is not None else error_class(*args)
 
     @property
     def reusable(self):
