@@ -457,10 +457,9 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
         if cancel_on_timeout:
             future.cancel()
         if not result.done():
-            try:
-                raise TimeoutError('Timeout')
-            except TimeoutError:
-                result.set_exc_info(sys.exc_info())
+            # Made, not raised: a traceback would keep this frame, and through it the
+            # stack and `result`, alive in a cycle that only the garbage collector frees.
+            result.set_exception(TimeoutError('Timeout'))
 
     def on_done(done):
         io_loop.remove_timeout(handle)
@@ -479,8 +478,10 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
         handle = io_loop.call_later(timeout.total_seconds(), on_timeout)
     else:
         handle = io_loop.call_at(timeout, on_timeout)
-    future.add_done_callback(on_done)
+    # The canceller first: a `future` done already resolves `result` at once, dropping it
+    # (set afterwards, it would stay, a cycle through its closure for the collector).
     result.set_canceller(cancel)
+    future.add_done_callback(on_done)
     return result
 
 

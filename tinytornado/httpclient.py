@@ -390,22 +390,19 @@ class AsyncHTTPClient(Configurable):
                 self._pool.release(host, exchange.keep_connection())
             except CancelledError:
                 self._abandon(exchange, slot)
+                slot = None  # it holds the CancelledError, whose traceback holds this frame
                 raise
             except Exception as e:
                 self._abandon(exchange, slot)
-                response = _response(original_request, exchange, e)
-            else:
-                if exchange.redirect:
-                    request = redirected_request(request, exchange.code,
-                                                 exchange.response_headers['Location'])
-                    continue
-                response = _response(original_request, exchange)
-            break
-        if raise_error and response.error:
-            if isinstance(response.error, HTTPClientError):
-                response.error.response = response
-            raise response.error
-        raise gen.Return(response)
+                # Raised here, so that no local names the error once it leaves (Python 3
+                # unbinds `e`; a 2.7 exception holds no traceback): its traceback holds this
+                # frame, and a local naming it would make a cycle keeping the frame (the
+                # exchange, the request's callbacks...) until the garbage collector runs.
+                raise _outcome(_response(original_request, exchange, e), raise_error)
+            if not exchange.redirect:
+                raise _outcome(_response(original_request, exchange), raise_error)
+            request = redirected_request(request, exchange.code,
+                                         exchange.response_headers['Location'])
 
     def _fetch_with_callback(self, request, callback, raise_error, kwargs):
         warnings.warn('the callback argument of AsyncHTTPClient.fetch is deprecated: use '
@@ -424,8 +421,7 @@ class AsyncHTTPClient(Configurable):
     def _abandon(self, exchange, slot):
         """An error or a cancellation: close what the exchange had open, give back the slot."""
         if exchange is not None:
-            exchange.stop_timer()
-            exchange.drop_connection()
+            exchange.abandon()
         if slot.__class__ is Future:
             # Granted while this coroutine waited to resume, the slot is held all the same.
             slot = slot.result() if _granted(slot) else None
@@ -446,6 +442,16 @@ def _callback_response(future, request):
 
 def _granted(slot):
     return slot.done() and not slot.cancelled() and slot.exception() is None
+
+
+def _outcome(response, raise_error):
+    """What the fetch raises to end with `response`: its error (raise_error), or Return."""
+    error = response.error if raise_error else None
+    if not error:
+        return gen.Return(response)
+    if isinstance(error, HTTPClientError):
+        error.response = response
+    return error
 
 
 def _response(request, exchange, error=None):

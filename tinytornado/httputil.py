@@ -23,6 +23,7 @@ import email.utils
 import numbers
 import re
 import time
+import weakref
 import zlib
 
 from six.moves import http_client
@@ -248,7 +249,8 @@ class HTTP1ClientProtocol(object):
 
     Args:
         max_header_size: largest response head (status line, header lines and the blank
-            line after them) or trailer block accepted, in bytes as received.
+            line after them), trailer block or chunk-size line accepted, in bytes as
+            received, however they are split into reads.
         max_header_lines: most header lines accepted in a head or trailer block.
     """
 
@@ -259,7 +261,8 @@ class HTTP1ClientProtocol(object):
         self._state = AWAITING_REQUEST
         self._received = ReceiveBuffer()
         self._eof = False  # b'' was fed
-        self._error = None  # the HTTPInputError raised, raised again on every later call
+        # (weak reference, class, args) of the HTTPInputError raised: see next_event.
+        self._error = None
         self._method = None  # of the request in progress (a HEAD response has no body)
         self._keep_alive = True  # nobody said that this response ends the connection
         self._remaining = 0  # bytes left of the body (known length) or chunk being read
@@ -313,16 +316,25 @@ class HTTP1ClientProtocol(object):
 
         Raises:
             HTTPInputError: the response is malformed, over a limit, or cut short; the
-                same error is raised again by every later call. NoResponseError (a
-                subclass) when the connection closed before the response began.
+                same error is raised again by every later call (once nobody holds it any
+                more, one of its class and message). NoResponseError (a subclass) when the
+                connection closed before the response began.
         """
         if self._error is not None:
-            raise self._error
+            raise self._error_again()
         try:
             return _READERS[self._state](self)
         except HTTPInputError as exc:
-            self._error = exc
+            # Held weakly: its traceback holds this parser's frames and its caller's (a
+            # fetch: its exchange, its request and callbacks), which a strong reference
+            # would keep in a cycle until the garbage collector runs.
+            self._error = weakref.ref(exc), exc.__class__, exc.args
             raise
+
+    def _error_again(self):
+        reference, error_class, args = self._error
+        error = reference()
+        return error if error is not None else error_class(*args)
 
     @property
     def reusable(self):
@@ -416,6 +428,7 @@ class HTTP1ClientProtocol(object):
         end = self._received.find(b'\r\n')
         if end < 0:
             return self._wait_for_block('chunk size line')
+        self._check_block_size(end, 'chunk size line')
         try:
             size = chunk_size(self._received.take(end))
         except ValueError as exc:
@@ -511,10 +524,15 @@ class HTTP1ClientProtocol(object):
     def _take_block(self, end, block_name):
         """The head or trailer block of `end` bytes, now parsed, as native text without the
         blank line that ends it."""
+        self._check_block_size(end, block_name)
+        return native_str(self._received.take(end)[:-4])
+
+    def _check_block_size(self, end, block_name):
+        # What _wait_for_block refuses of a block still incomplete, refused here once it
+        # is whole, so that the limit does not depend on how the bytes were split.
         if end > self.max_header_size:
             raise HTTPInputError('%s of %d bytes is larger than max_header_size (%d bytes)'
                                  % (block_name, end, self.max_header_size))
-        return native_str(self._received.take(end)[:-4])
 
     def _headers(self, lines, block_name):
         if len(lines) > self.max_header_lines:
