@@ -51,6 +51,9 @@ else:
     from time import monotonic  # noqa: F401
     import selectors  # noqa: F401
     import concurrent.futures as futures  # noqa: F401
+    # 3.7+ loads the submodules on first use; Tornado 5.1 had them loaded at import, and
+    # legacy code names futures.thread.ThreadPoolExecutor.
+    import concurrent.futures.thread  # noqa: F401
     from threading import get_ident  # noqa: F401
 
 reraise = six.reraise

@@ -578,10 +578,10 @@ class WaitIterator(object):
     def __init__(self, *args, **kwargs):
         if args and kwargs:
             raise ValueError('You must provide args or kwargs, not both')
-        if kwargs:
-            self._unfinished = dict((convert_yielded(f), k) for k, f in kwargs.items())
-        else:
-            self._unfinished = dict((convert_yielded(f), i) for i, f in enumerate(args))
+        keyed = kwargs.items() if kwargs else enumerate(args)
+        # Ordered, so that Futures already done come out in the arguments' order (a plain
+        # dict on 2.7 would shuffle them).
+        self._unfinished = collections.OrderedDict((convert_yielded(f), k) for k, f in keyed)
         self._finished = collections.deque()
         self._running_future = None
         self.current_index = self.current_future = None
