@@ -23,6 +23,7 @@ LAYER_ORDER = [
     ('_clock', []),
     ('_compat', ['_clock']),
     ('_configurable', ['_compat']),
+    ('options', ['_compat']),  # and log, open to all: it shares log's logging options.
     ('_timerqueue', []),
     ('_bytebuffer', ['_compat']),
     ('concurrent', ['_compat']),
