@@ -68,15 +68,6 @@ def test_configure_by_the_class(io_loop, saved_configuration):
     assert max_clients_of() == 3
 
 
-def test_one_client_per_loop_under_either_name(io_loop):
-    client = SimpleAsyncHTTPClient()
-    try:
-        assert AsyncHTTPClient() is client
-        assert SimpleAsyncHTTPClient(force_instance=True) is not client
-    finally:
-        client.close()
-
-
 def test_fetch_through_the_old_name(servers):
     server = servers([reply(response_bytes(b'hi'))])
     client = SimpleAsyncHTTPClient(force_instance=True)
