@@ -161,11 +161,24 @@ class HTTPRequest(object):
         return '<HTTPRequest %s %s>' % (self.method, self.url)
 
 
+class _RequestProxy(RequestProxy):
+    """Tornado 5.1's (private) name for a request seen through a client's defaults, for
+    code that makes one itself: an attribute the request leaves None reads as its value in
+    `defaults`, or None when `defaults` lacks it or is None. Unlike 5.1's, it reads the
+    request when made, as the fetch's own does; `request` and `defaults` are the two given.
+    """
+
+    def __init__(self, request, defaults):
+        super(_RequestProxy, self).__init__(request, {} if defaults is None else defaults)
+        self.defaults = defaults
+
+
 class HTTPResponse(object):
     """The response to an HTTPRequest (Tornado 5.1's attributes).
 
     Attributes:
-        request: the HTTPRequest fetched (the first one, when redirects were followed).
+        request: the HTTPRequest fetched (the first one, when redirects were followed);
+            given a request proxy (`_RequestProxy`), the request behind it.
         code, reason: the status; 599 when the request failed without a response.
         headers: an HTTPHeaders. A Content-Encoding that was decoded is moved to
             X-Consumed-Content-Encoding.
@@ -181,7 +194,8 @@ class HTTPResponse(object):
     def __init__(self, request, code, headers=None, buffer=None, effective_url=None,
                  error=None, request_time=None, time_info=None, reason=None,
                  start_time=None):
-        self.request = request
+        # A proxy's request: a response made from what a fetch sees refers to what was asked.
+        self.request = request.request if isinstance(request, RequestProxy) else request
         self.code = code
         self.reason = reason or http_client.responses.get(code, 'Unknown')
         self.headers = headers if headers is not None else HTTPHeaders()
