@@ -25,6 +25,7 @@ LAYER_ORDER = [
     ('_configurable', ['_compat']),
     ('_timerqueue', []),
     ('_bytebuffer', ['_compat']),
+    ('escape', ['_compat']),
     ('concurrent', ['_compat']),
     ('_poller', ['_compat']),
     ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable']),
