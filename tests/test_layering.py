@@ -36,6 +36,7 @@ LAYER_ORDER = [
     ('locks', ['_waiters']),
     ('queues', ['_waiters', 'locks']),
     ('netutil', ['gen']),
+    ('util', ['_compat', '_configurable', 'concurrent', 'netutil']),
     ('iostream', ['gen', 'netutil', '_bytebuffer']),
     ('tcpclient', ['iostream', 'netutil']),
     ('tcpserver', ['iostream', 'netutil']),
