@@ -26,6 +26,7 @@ LAYER_ORDER = [
     ('_timerqueue', []),
     ('_bytebuffer', ['_compat']),
     ('escape', ['_compat']),
+    ('stack_context', []),
     ('concurrent', ['_compat']),
     ('_poller', ['_compat']),
     ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable']),
