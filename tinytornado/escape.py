@@ -19,8 +19,9 @@ import re
 from six.moves import html_entities
 from six.moves.urllib.parse import quote, quote_plus, unquote_to_bytes
 
-from tinytornado._compat import binary_type, string_types, text_type, unichr
-from tinytornado._compat import native_str as latin1_native_str
+from tinytornado._compat import (
+    binary_type, native_str as latin1_native_str, string_types, text_type, unichr,
+)
 
 __all__ = [
     'utf8', 'to_unicode', 'native_str', 'to_basestring', 'recursive_unicode',
