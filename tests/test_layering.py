@@ -26,6 +26,8 @@ LAYER_ORDER = [
     ('options', ['_compat']),  # and log, open to all: it shares log's logging options.
     ('_timerqueue', []),
     ('_bytebuffer', ['_compat']),
+    ('escape', ['_compat']),
+    ('stack_context', []),
     ('concurrent', ['_compat']),
     ('_poller', ['_compat']),
     ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable']),
@@ -36,6 +38,7 @@ LAYER_ORDER = [
     ('locks', ['_waiters']),
     ('queues', ['_waiters', 'locks']),
     ('netutil', ['gen']),
+    ('util', ['_compat', '_configurable', 'concurrent', 'netutil']),
     ('iostream', ['gen', 'netutil', '_bytebuffer']),
     ('tcpclient', ['iostream', 'netutil']),
     ('tcpserver', ['iostream', 'netutil']),
