@@ -30,7 +30,7 @@ def test_shared_names_are_the_ones_tinytornado_uses():
     assert util.TimeoutError is concurrent.TimeoutError is gen.TimeoutError
     assert util.TimeoutError is ioloop.TimeoutError
     assert util.errno_from_exception is netutil.errno_from_exception
-    assert util.Configurable is ConfigureHalf
+    assert issubclass(util.Configurable, ConfigureHalf)
     assert util.raise_exc_info is _compat.raise_exc_info
     assert util.is_finalizing is _compat.is_finalizing
 
@@ -50,11 +50,84 @@ def test_errno_from_exception():
 def test_configurable_configures_the_classes_tinytornado_builds():
     saved = IOLoop._save_configuration()
     try:
-        assert issubclass(IOLoop, util.Configurable)
+        assert issubclass(IOLoop, ConfigureHalf)
         IOLoop.configure('tornado.ioloop.PollIOLoop')
         assert IOLoop.configured_class() is ioloop.PollIOLoop
     finally:
         IOLoop._restore_configuration(saved)
+
+
+class Shape(util.Configurable):
+    @classmethod
+    def configurable_base(cls):
+        return Shape
+
+    @classmethod
+    def configurable_default(cls):
+        return Square
+
+    def initialize(self, size=1, colour='red'):
+        self.size, self.colour = size, colour
+
+
+class Square(Shape):
+    pass
+
+
+class Circle(Shape):
+    def initialize(self, size=1, colour='red', filled=False):
+        Shape.initialize(self, size, colour)
+        self.filled = filled
+
+
+class Curve(Shape):
+    """A configurable base of its own, below Shape."""
+    @classmethod
+    def configurable_base(cls):
+        return Curve
+
+    @classmethod
+    def configurable_default(cls):
+        return Spiral
+
+
+class Spiral(Curve):
+    pass
+
+
+@pytest.fixture
+def shape_configuration():
+    saved = Shape._save_configuration(), Curve._save_configuration()
+    yield
+    Shape._restore_configuration(saved[0])
+    Curve._restore_configuration(saved[1])
+
+
+def test_legacy_configurable_builds_the_default_and_calls_initialize(shape_configuration):
+    shape = Shape(3)
+    assert type(shape) is Square and isinstance(shape, Shape)
+    assert (shape.size, shape.colour) == (3, 'red')
+
+
+def test_legacy_configurable_builds_the_configured_class_with_its_arguments(
+        shape_configuration):
+    Shape.configure(Circle, colour='blue', filled=True)
+    shape = Shape(2, colour='green')
+    assert type(shape) is Circle
+    assert (shape.size, shape.colour, shape.filled) == (2, 'green', True)
+    # A subclass called by its own name is built as it is, without the configured arguments.
+    square = Square(size=5)
+    assert type(square) is Square and square.colour == 'red'
+    Shape.configure(None)
+    assert type(Shape()) is Square
+
+
+def test_legacy_configurable_levels_keep_their_own_configuration(shape_configuration):
+    Shape.configure(Curve)
+    assert type(Shape()) is Spiral  # Curve is a base of its own: it builds its default.
+    assert Curve.configured_class() is Spiral
+    with pytest.raises(ValueError):
+        Curve.configure(Circle)
 
 
 def test_is_finalizing_is_false_while_the_program_runs():

@@ -66,11 +66,18 @@ class Configurable(object):
     def configured_class(cls):
         """The class calls of the base build now."""
         base = cls.configurable_base()
-        return base._configured[0] or base.configurable_default()
+        return base.configured()[0] or base.configurable_default()
+
+    @classmethod
+    def configured(cls):
+        """``(class or None, keyword arguments)`` as `configure` left them for this base."""
+        # Read from the base's own __dict__: in a hierarchy with a configurable base below
+        # another, the lower base must not inherit the upper one's choice.
+        return cls.configurable_base().__dict__.get('_configured', (None, {}))
 
     @classmethod
     def _save_configuration(cls):
-        return cls.configurable_base()._configured
+        return cls.configured()
 
     @classmethod
     def _restore_configuration(cls, saved):

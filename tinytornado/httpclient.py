@@ -291,7 +291,7 @@ class AsyncHTTPClient(Configurable):
     def _impl_and_kwargs(cls, kwargs):
         if cls is not AsyncHTTPClient:
             return cls, kwargs
-        init_kwargs = dict(AsyncHTTPClient._configured[1])
+        init_kwargs = dict(AsyncHTTPClient.configured()[1])
         init_kwargs.update(kwargs)
         return AsyncHTTPClient.configured_class(), init_kwargs
 

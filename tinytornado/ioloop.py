@@ -125,7 +125,7 @@ class IOLoop(Configurable):
         # the object.__init__ Python calls next does nothing.
         if cls is IOLoop:
             cls = IOLoop.configured_class()
-            configured_kwargs = IOLoop._configured[1]
+            configured_kwargs = IOLoop.configured()[1]
             if configured_kwargs:
                 kwargs = dict(configured_kwargs, **kwargs)
         loop = object.__new__(cls)

@@ -6,9 +6,10 @@ and `import_object` are _configurable's, `errno_from_exception` is netutil's, an
 `raise_exc_info`, `is_finalizing` and the type names are _compat's. New code imports
 them from those modules.
 
-`Configurable` is the ``configure`` half of 5.1's: it has no ``__new__`` that builds the
-configured class and no ``initialize``; a configurable base builds its class itself (see
-_configurable).
+`Configurable` is 5.1's whole class, for legacy code's own configurable interfaces: calling
+the base builds the configured class and calls its `initialize`. tinytornado's own bases
+(IOLoop, Resolver, AsyncHTTPClient) take only the ``configure`` half (_configurable) and
+build their class themselves.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -18,7 +19,8 @@ import zlib
 from tinytornado._compat import (
     PY3, binary_type, is_finalizing, raise_exc_info, string_types, text_type,
 )
-from tinytornado._configurable import Configurable, import_object
+from tinytornado import _configurable
+from tinytornado._configurable import import_object
 from tinytornado.concurrent import TimeoutError, _positional_index
 from tinytornado.netutil import errno_from_exception
 
@@ -32,6 +34,29 @@ __all__ = [
 unicode_type = text_type
 basestring_type = string_types[0]  # basestring on 2.7, str on 3.x
 bytes_type = binary_type
+
+
+class Configurable(_configurable.Configurable):
+    """A configurable interface, as Tornado 5.1's: calling the base (a subclass defining
+    `configurable_base` and `configurable_default`) builds the configured class, and a
+    subclass sets its instances up in `initialize`, not ``__init__``."""
+
+    def __new__(cls, *args, **kwargs):
+        base = cls.configurable_base()
+        init_kwargs = {}
+        impl = cls
+        if cls is base:
+            impl = cls.configured_class()
+            init_kwargs.update(base.configured()[1])  # The caller's arguments win.
+        init_kwargs.update(kwargs)
+        if impl.configurable_base() is not base:
+            return impl(*args, **init_kwargs)  # A configurable base of its own, below.
+        instance = super(Configurable, cls).__new__(impl)
+        instance.initialize(*args, **init_kwargs)
+        return instance
+
+    def initialize(self):
+        """Set a new instance up; `__new__` calls it with the constructor's arguments."""
 
 
 class ObjectDict(dict):
