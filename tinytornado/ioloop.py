@@ -59,7 +59,7 @@ from tinytornado.concurrent import (
 )
 from tinytornado.log import app_log
 
-__all__ = ['IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
+__all__ = ['deadline_for', 'IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
 
 _COMPACT_MIN_CANCELLED = 512
 # A timer's handle is a number, unique in the process (so a handle given to another loop's
@@ -358,11 +358,7 @@ class IOLoop(Configurable):
 
     def add_timeout(self, deadline, callback, *args):
         """Run `callback(*args)` at `deadline`: loop time (`self.time()`) or a timedelta."""
-        if isinstance(deadline, datetime.timedelta):
-            return self.call_later(deadline.total_seconds(), callback, *args)
-        if isinstance(deadline, numbers.Real):
-            return self.call_at(deadline, callback, *args)
-        raise TypeError('unsupported deadline %r: use loop time or a timedelta' % (deadline,))
+        return self.call_at(deadline_for(deadline, self), callback, *args)
 
     def call_later(self, delay, callback, *args):
         """Run `callback(*args)` after `delay` seconds; returns a handle for remove_timeout."""
@@ -685,6 +681,22 @@ class PeriodicCallback(object):
             # deadline. A small step back (a clock adjusted by NTP) is not worth a change
             # of schedule.
             self._next_timeout += period
+
+
+def deadline_for(timeout, io_loop=None):
+    """The loop time a Tornado-style `timeout` argument names, or None for None.
+
+    Tornado's waits (`add_timeout`, `gen.with_timeout`, queue and lock waits) take either
+    a `datetime.timedelta`, counted from now on `io_loop`'s clock (the current loop's by
+    default), or a number, which already is a deadline. Public signatures keep that
+    `timeout`; everything below them takes the `deadline` this returns.
+    """
+    if timeout is None or isinstance(timeout, numbers.Real):
+        return timeout
+    if isinstance(timeout, datetime.timedelta):
+        return (io_loop or IOLoop.current()).time() + timeout.total_seconds()
+    raise TypeError('unsupported timeout %r: use a loop time (IOLoop.time()) or a '
+                    'datetime.timedelta' % (timeout,))
 
 
 def _fileno(fd):
