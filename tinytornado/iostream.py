@@ -1181,3 +1181,67 @@ def _is_connected(sock):
     except socket.error:
         return False
     return True
+
+
+# -- Tornado 5.1's private buffer, for the code that imports it ---------------------------
+
+class _StreamBuffer(object):
+    """Tornado 5.1's private FIFO of bytes (its write buffer): `append` at the back, `peek`
+    and `advance` at the front, ``len()``. Our streams use a ByteBuffer instead; this is
+    for legacy code (and Tornado's own tests) that imports it.
+
+    As in 5.1, a piece larger than `_large_buf_threshold` bytes is kept by reference, not
+    copied, so it must not change while buffered; smaller pieces are gathered into
+    segments of about that size. `_buffers` holds the segments, each a ByteBuffer.
+    """
+    _large_buf_threshold = 2048
+
+    def __init__(self):
+        self._buffers = collections.deque()
+        self._size = 0
+        self._last_is_large = False  # only the last segment may take more pieces
+
+    def __len__(self):
+        return self._size
+
+    def append(self, data):
+        """Add `data` (bytes, bytearray or memoryview) at the end."""
+        size = len(data)
+        if not size:
+            return
+        buffers = self._buffers
+        if size > self._large_buf_threshold:
+            segment = ByteBuffer()
+            segment.adopt(memoryview(data))
+            buffers.append(segment)
+            self._last_is_large = True
+        else:
+            if (not buffers or self._last_is_large or
+                    buffers[-1].size >= self._large_buf_threshold):
+                buffers.append(ByteBuffer())
+                self._last_is_large = False
+            buffers[-1].append(data)
+        self._size += size
+
+    def peek(self, size):
+        """A memoryview of at most `size` (> 0) bytes from the front: fewer if the first
+        segment holds fewer, none if the buffer is empty. Valid until the next call."""
+        if size <= 0:
+            raise ValueError('peek needs a positive size: %r' % (size,))
+        if not self._buffers:
+            return memoryview(b'')
+        return self._buffers[0].view()[:size]
+
+    def advance(self, size):
+        """Drop `size` bytes from the front: at least one, at most len(self)."""
+        if not 0 < size <= self._size:
+            raise ValueError('cannot advance %r bytes in a buffer of %d' % (size, self._size))
+        self._size -= size
+        buffers = self._buffers
+        while size:
+            first = buffers[0]
+            step = min(size, first.size)
+            first.skip(step)
+            size -= step
+            if not first.size:
+                buffers.popleft()
