@@ -35,14 +35,14 @@ class _EpollPoller(object):
             # poll without a Python frame.
             self.poll = self._epoll.poll
 
-    def poll(self, timeout):
-        if timeout is None:
-            timeout = -1
-        elif EPOLL_TRUNCATES_TIMEOUT and timeout > 0:
+    def poll(self, delay):
+        if delay is None:
+            delay = -1
+        elif EPOLL_TRUNCATES_TIMEOUT and delay > 0:
             # Whole milliseconds, rounded up; the half keeps float error from truncating.
-            timeout = (math.ceil(timeout * 1000) + 0.5) / 1000.0
+            delay = (math.ceil(delay * 1000) + 0.5) / 1000.0
         try:
-            return self._epoll.poll(timeout)
+            return self._epoll.poll(delay)
         except (IOError, OSError) as e:
             if e.errno != errno.EINTR:
                 raise
@@ -64,9 +64,9 @@ class _SelectorPoller(object):
     def modify(self, fd, events):
         self._selector.modify(fd, _selector_mask(events))
 
-    def poll(self, timeout):
+    def poll(self, delay):
         ready = []
-        for key, mask in self._selector.select(timeout):
+        for key, mask in self._selector.select(delay):
             events = 0
             if mask & selectors.EVENT_READ:
                 events |= READ

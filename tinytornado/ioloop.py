@@ -410,9 +410,11 @@ class PollIOLoop(IOLoop):
     Args:
         make_current: as for `IOLoop.initialize`.
         time_func: the loop's clock, a callable returning seconds (default: monotonic).
+        impl: the poller, one of `_poller`'s (default: the best the platform has), as
+            Tornado 5.1's subclasses pass it.
     """
 
-    def initialize(self, make_current=None, time_func=None):
+    def initialize(self, make_current=None, time_func=None, impl=None):
         self.time = time_func or monotonic
         self._advance_clock = getattr(time_func, 'advance', None)
         self._callbacks = collections.deque()
@@ -420,7 +422,7 @@ class PollIOLoop(IOLoop):
         # handle -> callback and handle -> args (only when there are some), live timers only
         self._timer_callbacks = {}
         self._timer_args = {}
-        self._poller = make_poller()
+        self._poller = make_poller() if impl is None else impl
         self._handlers = {}
         self._thread_ident = None
         self._waker = _Waker()
@@ -549,13 +551,13 @@ class PollIOLoop(IOLoop):
 
     def _wait(self):
         """Poll, waiting until the first deadline, or for I/O if there is no timer."""
-        timeout = self._time_to_next_timer()
-        if self._advance_clock is not None and timeout:
+        delay = self._time_to_next_timer()
+        if self._advance_clock is not None and delay:
             ready = self._poller.poll(0)
             if not ready:
-                self._advance_clock(timeout)
+                self._advance_clock(delay)
             return ready
-        return self._poller.poll(timeout)
+        return self._poller.poll(delay)
 
     def _time_to_next_timer(self):
         timers = self._timers

@@ -7,7 +7,7 @@ is the one to use otherwise.
 """
 from __future__ import absolute_import, division, print_function
 
-from tinytornado._poller import ERROR, READ, SelectPoller
+from tinytornado._poller import SelectPoller
 from tinytornado.ioloop import PollIOLoop
 
 __all__ = ['SelectIOLoop']
@@ -20,9 +20,4 @@ class SelectIOLoop(PollIOLoop):
     """A `PollIOLoop` on a `SelectPoller`; made and configured like any IOLoop."""
 
     def initialize(self, *args, **kwargs):
-        super(SelectIOLoop, self).initialize(*args, **kwargs)
-        # PollIOLoop opens the platform's poller itself (it takes no poller argument) and
-        # registers its waker there, and nothing else yet: move the waker to select().
-        default_poller, self._poller = self._poller, SelectPoller()
-        default_poller.close()
-        self._poller.register(self._waker.fileno(), READ | ERROR)
+        super(SelectIOLoop, self).initialize(*args, impl=SelectPoller(), **kwargs)
