@@ -15,8 +15,8 @@ with io.open(os.path.join(here, 'README.rst'), encoding='utf-8') as f:
     long_description = f.read()
 
 class optional_build_ext(build_ext):
-    """Builds gen's C speedups (the coroutine wrapper and the Runner's loop) where it can.
-    Without a C compiler the install goes on and gen.py runs its pure-Python twins; TINYTORNADO_EXTENSION=1 makes a failed
+    """Builds gen's C speedups (the coroutine wrapper) where it can.
+    Without a C compiler the install goes on and gen.py runs its pure-Python twin; TINYTORNADO_EXTENSION=1 makes a failed
     build an error. (2.7's distutils has no Extension(optional=True).)"""
 
     def run(self):

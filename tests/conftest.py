@@ -45,7 +45,7 @@ def app_log_records():
 @pytest.fixture(params=['c', 'python'])
 def wrapper_kind(request, monkeypatch):
     """Runs a test with gen.coroutine's C wrapper and with its pure-Python one, for the
-    coroutines the test decorates; each starts its own kind of Runner (C or Python)."""
+    coroutines the test decorates; both hand a generator that waits to the same Runner."""
     if request.param == 'python':
         monkeypatch.setattr(gen, '_speedups', None)
     elif gen._speedups is None:

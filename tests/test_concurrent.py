@@ -9,8 +9,9 @@ import pytest
 
 from tinytornado._compat import futures, get_ident
 from tinytornado.concurrent import (
-    _TracebackLogger, CancelledError, Future, InvalidStateError, chain_future,
-    future_add_done_callback, future_set_exc_info, future_set_exception_unless_cancelled,
+    _FAILED, _NOT_DONE, _TracebackLogger, CancelledError, Future, InvalidStateError,
+    _done_future, _pending_future, _resolve, chain_future, future_add_done_callback,
+    future_set_exc_info, future_set_exception_unless_cancelled,
     future_set_result_unless_cancelled, is_future,
 )
 
@@ -262,3 +263,55 @@ def test_without_the_loop_module_a_pending_concurrent_chain_is_a_clear_error(mon
     with pytest.raises(RuntimeError) as info:
         chain_future(futures.Future(), Future())
     assert 'tinytornado.ioloop' in str(info.value)
+
+
+# -- The internal fast paths gen and iostream use ---------------------------------------
+
+def test_outcome_is_the_result_or_says_why_there_is_none():
+    succeeded, failed, cancelled = Future(), failed_future(), Future()
+    assert succeeded._outcome is _NOT_DONE
+    succeeded.set_result(None)
+    cancelled.cancel()
+    assert [future._outcome for future in (succeeded, failed, cancelled)] == [
+        None, _FAILED, _FAILED]
+    assert isinstance(failed.exception(), ValueError)  # Retrieved: it logs nothing.
+    assert _done_future(_FAILED).result() is _FAILED  # A result, whatever it is.
+
+
+def test_a_done_future_made_in_one_call_is_a_resolved_future():
+    future = _done_future('value')
+    assert future.done() and not future.cancelled()
+    assert future.result() == 'value' and future.exc_info() is None
+    assert future._outcome == 'value'
+    seen = []
+    future.add_done_callback(seen.append)
+    assert seen == [future]
+    assert 'value' in repr(future)
+
+
+def test_a_pending_future_asks_its_canceller_and_forgets_it_when_resolved():
+    answers = [False, True]
+    future = _pending_future(lambda: answers.pop(0))
+    assert not future.done() and future._outcome is _NOT_DONE
+    assert future.cancel() is False  # Refused: still pending.
+    assert future.cancel() is True and not future.done()  # Accepted, resolved later.
+    _resolve(future, 'late')
+    assert future.result() == 'late'
+    assert future.cancel() is False and answers == []
+
+
+def test_resolve_runs_the_callbacks_once_and_leaves_a_done_future_as_it_is(
+        app_log_records):
+    trace = []
+    future = Future()
+    future.add_done_callback(lambda done: trace.append(('first', done.result())))
+    future.add_done_callback(lambda done: 1 / 0)
+    future.add_done_callback(lambda done: trace.append(('last', done.result())))
+    _resolve(future, 7)
+    _resolve(future, 8)
+    assert trace == [('first', 7), ('last', 7)]
+    assert [record.exc_info[0] for record in app_log_records] == [ZeroDivisionError]
+    cancelled = Future()
+    cancelled.cancel()
+    _resolve(cancelled, 9)
+    assert cancelled.cancelled()

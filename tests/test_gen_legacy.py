@@ -2,6 +2,7 @@
 YieldPoints (`Callback`, `Wait`, `WaitAll`, `Multi`/`MultiYieldPoint`) with their errors."""
 from __future__ import absolute_import, division, print_function
 
+import sys
 import types
 import unittest
 import warnings
@@ -82,12 +83,118 @@ def test_task_keeps_the_first_result_and_takes_a_late_one_after_cancel():
     assert cancelled.cancelled()
 
 
-def test_task_of_a_coroutine_taking_a_callback(io_loop):
+def test_task_of_a_coroutine_gives_what_it_returns(io_loop):
+    # gen.Task passes callback=, which a coroutine takes as Tornado 5.1's did: see below.
     @gen.coroutine
-    def legacy_api(x, callback):
+    def doubles(x):
         yield gen.moment
-        callback(x * 2)
-    assert io_loop.run_sync(lambda: gen.Task(legacy_api, 21)) == 42
+        raise gen.Return(x * 2)
+
+    @gen.coroutine
+    def returns_at_once():
+        raise gen.Return('now')
+    assert io_loop.run_sync(lambda: gen.Task(doubles, 21)) == 42
+    assert io_loop.run_sync(lambda: gen.Task(returns_at_once)) == 'now'
+
+
+# -- A coroutine's callback= ------------------------------------------------------------
+
+def test_a_coroutine_given_a_callback_calls_it_with_its_result_a_pass_after_it_ends(
+        io_loop):
+    trace = []
+
+    @gen.coroutine
+    def doubles(x, **options):
+        trace.append(('runs', x, options))
+        if options.get('wait'):
+            yield gen.moment
+            trace.append('ends')
+        raise gen.Return(x * 2)
+
+    @gen.coroutine
+    def main():
+        at_once = doubles(1, callback=lambda result: trace.append(('called back', result)))
+        trace.append(('returned', at_once.result()))
+        waits = doubles(2, wait=True, callback=lambda result: trace.append(
+            ('called back', result)))
+        trace.append(('waiting', waits.done()))
+        yield waits
+        trace.append('resumed')
+        for _ in range(2):
+            yield gen.moment
+    io_loop.run_sync(main)
+    assert trace == [
+        ('runs', 1, {}), ('returned', 2), ('runs', 2, {'wait': True}), ('waiting', False),
+        ('called back', 2), 'ends', 'resumed', ('called back', 4)]
+
+
+def test_a_coroutine_given_a_callback_warns_naming_the_calling_line(io_loop):
+    @gen.coroutine
+    def returns():
+        raise gen.Return(None)
+
+    class Service(object):
+        @gen.coroutine
+        def method(self, x):
+            raise gen.Return(x)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        line = _this_line() + 1
+        returns(callback=lambda result: None)
+        Service().method(1, callback=lambda result: None)
+        returns(**{'callback': None})
+    assert [(w.category, w.filename) for w in caught] == [
+        (DeprecationWarning, __file__)] * 3
+    assert caught[0].lineno == line
+    assert 'callback arguments are deprecated' in str(caught[0].message)
+
+
+def _this_line():
+    return sys._getframe(1).f_lineno
+
+
+def test_a_failing_coroutine_never_calls_its_callback_and_the_loop_logs_why(
+        io_loop, app_log_records):
+    called = []
+
+    @gen.coroutine
+    def fails():
+        yield gen.moment
+        raise ZeroDivisionError('late')
+
+    future = fails(callback=called.append)
+    with pytest.raises(ZeroDivisionError):
+        io_loop.run_sync(lambda: future)
+    io_loop.run_sync(_a_pass)
+    assert called == []
+    assert [record.exc_info[0] for record in app_log_records] == [ZeroDivisionError]
+
+
+@gen.coroutine
+def _a_pass():
+    yield gen.moment
+
+
+def test_the_callback_is_taken_from_a_keywords_dict_left_as_it_was(io_loop):
+    results = []
+    keywords = {'callback': results.append, 'y': 3}
+
+    @gen.coroutine
+    def adds(x, y):
+        raise gen.Return(x + y)
+    future = adds(1, **keywords)
+    assert keywords == {'callback': results.append, 'y': 3}
+    assert future.result() == 4
+    io_loop.run_sync(_a_pass)
+    assert results == [4]
+
+
+def test_a_callback_of_none_is_taken_and_nothing_is_called_back(io_loop):
+    @gen.coroutine
+    def takes_keywords(**options):
+        raise gen.Return(options)
+    assert takes_keywords(callback=None, other=1).result() == {'other': 1}
 
 
 # -- Callback and Wait ------------------------------------------------------------------

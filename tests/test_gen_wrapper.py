@@ -14,7 +14,7 @@ import weakref
 import pytest
 
 from tinytornado import gen
-from tinytornado.concurrent import Future
+from tinytornado.concurrent import Future, _done_future
 
 pytestmark = pytest.mark.usefixtures('wrapper_kind')
 
@@ -111,8 +111,12 @@ def test_each_way_of_ending_gives_its_value(io_loop):
     assert raises_return_many().result() == 1
     assert ends_at_once().result() is None
     assert raises_stop_iteration().result() == 7
-    for future in (plain(1), raises_return(), ends_at_once()):
+    for future in (plain(1), raises_return(), ends_at_once(), raises_stop_iteration()):
         assert future.done() and future.exc_info() is None
+        # Made as concurrent makes done Futures: the C wrapper sets the fields it is told
+        # to, all of them and no other, or gen's Runner would misread them.
+        assert type(future) is Future
+        assert vars(future) == vars(_done_future(future.result()))
         seen = []
         future.add_done_callback(seen.append)  # A done Future calls back at once.
         assert seen == [future]

@@ -35,6 +35,5 @@ def test_the_c_speedups_are_built():
     if os.environ.get('TINYTORNADO_EXTENSION') == '0':
         pytest.skip('TINYTORNADO_EXTENSION=0 turns the C speedups off')
     # setup.py builds them where there is a C compiler, as on our machines; a build that
-    # failed unseen would make the C half of the wrapper and Runner tests skip and their
-    # speed go.
+    # failed unseen would make the C half of the wrapper tests skip and its speed go.
     assert gen._speedups is not None, 'tinytornado._speedups did not build or import'

@@ -365,24 +365,20 @@ class YieldPointRunner(object):
         return self.results.pop(key)
 
 
-def _resume_with(future, result=None, exc_info=None):
-    """Resolve the Future a coroutine waits on, resuming it in this very stack: a
-    `_return_depth` lets gen's Runner do so (see gen.Runner.run)."""
-    future._return_depth = 0
-    if exc_info is not None:
-        future.set_exc_info(exc_info)
-    else:
-        future.set_result(result)
-
-
-def _convert_yielded(yielded):
+def _not_configured(*args, **kwargs):
     raise TypeError('gen has not configured %s' % __name__)
 
 
-def configure(return_class, convert_yielded):
+# gen's, set by `configure`: see there.
+_convert_yielded = _resume_with = _not_configured
+
+
+def configure(return_class, convert_yielded, resume_with):
     """Called by gen, which this layer lies below: its Return ends a generator as a
-    return does, and `convert_yielded` makes a Future of a `MultiYieldPoint`'s child as
-    `gen.multi` does (None too)."""
-    global _convert_yielded
+    return does, `convert_yielded` makes a Future of a `MultiYieldPoint`'s child as
+    `gen.multi` does (None too), and `resume_with(future, result, exc_info)` resolves a
+    Future so that the coroutine waiting on it resumes in the same stack."""
+    global _convert_yielded, _resume_with
     YieldPointRunner._returns = (StopIteration, return_class)
     _convert_yielded = convert_yielded
+    _resume_with = resume_with

@@ -1,60 +1,37 @@
 /* Optional C speedups for gen.py's coroutines (gen.py's docstring tells where they fit).
  *
- * Two pieces, each the twin of pure-Python code in gen.py that runs when this module is
- * not built or TINYTORNADO_EXTENSION=0, with the same behaviour (the tests run both):
- *
- * - CoroutineFunction, gen.coroutine's wrapper (gen._python_wrapper): the call, the first
- *   next() and the catch of Return run without a Python frame of their own.
- * - RunnerCore, the base of the Runner it starts (gen._PythonRunner and _start_runner):
- *   its fields and `run`, the loop that sends each result into the generator and waits
- *   for what it yields. Only the common cases are here: a yielded Future or moment, a
- *   success sent in, a return or a failure out. The rest (cancellation, other yieldables,
- *   failing the coroutine's Future) calls gen.Runner's Python methods.
+ * One piece: CoroutineFunction, gen.coroutine's wrapper, the twin of gen._python_wrapper
+ * (which runs when this module is not built or TINYTORNADO_EXTENSION=0) with the same
+ * behaviour (the tests run both). A call of a coroutine function mostly ends at once or
+ * at its first yield: here the call, the generator's first step and the catch of Return
+ * run without a Python frame of their own. It keeps no state: a generator that waits is
+ * handed to gen._start_runner, and all past the first yield (the Runner) is gen.py's.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>  /* offsetof */
-#include <structmember.h>
+
+#if PY_MAJOR_VERSION >= 3
+#define is_text(obj) PyUnicode_Check(obj)
+#else
+#define is_text(obj) (PyString_Check(obj) || PyUnicode_Check(obj))
+#endif
 
 #ifndef Py_XSETREF  /* 2.7 */
 #define Py_XSETREF(target, value) \
     do { PyObject *_old = (PyObject *)(target); (target) = (value); Py_XDECREF(_old); } while (0)
 #endif
 
-#if PY_MAJOR_VERSION >= 3
-#define int_from_ssize_t PyLong_FromSsize_t
-#else
-#define int_from_ssize_t PyInt_FromSsize_t  /* What Python code makes of `depth + 1`. */
-#endif
-
-/* What gen.py hands over once, through configure(). */
+/* What gen.py hands over once, through configure(). A Future's fields are concurrent.py's:
+ * this module sets them only as concurrent._DONE_FUTURE_FIELDS says, and knows no other. */
 static PyObject *future_class;    /* concurrent.Future */
+static PyObject *result_field;    /* The attribute a done Future's result goes in... */
+static PyObject *done_fields;     /* ...and the (attribute, value) pairs set besides. */
 static PyObject *return_class;    /* gen.Return */
-static PyObject *pending_state;   /* concurrent._PENDING */
-static PyObject *finished_state;  /* concurrent._FINISHED */
-static PyObject *moment;          /* gen.moment */
-static PyObject *resolved;        /* gen._resolved: what a Runner "waits" on after moment */
-static PyObject *thread_state;    /* ioloop._thread_state */
-static PyObject *current_loop;    /* IOLoop.current */
-static PyTypeObject *runner_class;  /* gen's subclass of RunnerCore and gen.Runner */
-static Py_ssize_t max_return_depth;  /* gen._MAX_RETURN_DEPTH */
+static PyObject *start_runner;    /* gen._start_runner(gen, first_yielded) -> Future */
+static PyObject *call_with_callback;  /* gen._call_with_callback: a legacy callback= */
 
-static PyObject *str_result, *str_state, *str_exc_info, *str_set_exc_info, *str_value,
-    *str_callbacks, *str_canceller, *str_return_depth, *str_run, *str_add_callback,
-    *str_cancel, *str_append, *str_deliver, *str_handle_yield, *str_fail,
-    *str_run_callbacks, *str_instance, *str_send;
-
-/* obj.name() or obj.name(arg) when arg is not NULL. */
-static PyObject *
-call_method(PyObject *obj, PyObject *name, PyObject *arg)
-{
-#if PY_VERSION_HEX >= 0x03090000
-    PyObject *args[2] = {obj, arg};
-    return PyObject_VectorcallMethod(name, args, arg == NULL ? 1 : 2, NULL);
-#else
-    return PyObject_CallMethodObjArgs(obj, name, arg, NULL);
-#endif
-}
+static PyObject *str_set_exc_info, *str_value, *str_callback;
 
 typedef struct {
     PyObject_HEAD
@@ -66,21 +43,27 @@ typedef struct {
 #endif
 } CoroutineFunction;
 
-/* A Future already resolved with `value` (a new reference), as gen.py's wrapper makes
- * it: no callback can have been added yet, so no set_result bookkeeping. */
+/* A Future already resolved with `value` (a new reference), as concurrent._done_future
+ * makes it: no callback can have been added yet, so no set_result bookkeeping. */
 static PyObject *
 resolved_future(PyObject *value)
 {
-    PyObject *future = PyObject_CallObject(future_class, NULL);
+    Py_ssize_t i;
+    PyObject *pair, *future = PyObject_CallObject(future_class, NULL);
+
     if (future == NULL)
         return NULL;
-    if (PyObject_SetAttr(future, str_result, value) < 0 ||
-        PyObject_SetAttr(future, str_state, finished_state) < 0 ||
-        PyObject_SetAttr(future, str_exc_info, Py_None) < 0) {
-        Py_DECREF(future);
-        return NULL;
+    if (PyObject_SetAttr(future, result_field, value) < 0)
+        goto error;
+    for (i = 0; i < PyTuple_GET_SIZE(done_fields); i++) {
+        pair = PyTuple_GET_ITEM(done_fields, i);
+        if (PyObject_SetAttr(future, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0)
+            goto error;
     }
     return future;
+error:
+    Py_DECREF(future);
+    return NULL;
 }
 
 /* If the error set now is Return or StopIteration (the generator returned): clear it, set
@@ -163,7 +146,7 @@ future_from_error(void)
         return NULL;
     future = PyObject_CallObject(future_class, NULL);
     if (future != NULL) {
-        result = call_method(future, str_set_exc_info, exc_info);
+        result = PyObject_CallMethodObjArgs(future, str_set_exc_info, exc_info, NULL);
         if (result == NULL)
             Py_CLEAR(future);
         Py_XDECREF(result);
@@ -172,85 +155,16 @@ future_from_error(void)
     return future;
 }
 
-/* ---- The Runner: gen._PythonRunner's fields and `run`, in C ---- */
+/* ---- The wrapper: gen._python_wrapper, in C ---- */
 
-typedef struct {
-    PyObject_HEAD
-    PyObject *gen;            /* NULL or None (both read as None) once it has ended. */
-    PyObject *result_future;
-    PyObject *future;         /* What the generator waits for. */
-    PyObject *io_loop;
-    char running;
-    char must_cancel;
-    Py_ssize_t return_depth;
-} RunnerCore;
-
-#define RUNNER_ENDED(self) ((self)->gen == NULL || (self)->gen == Py_None)
-
-/* self.io_loop.add_callback(self.run) */
+/* The generator's first step, next(gen): 1 with *yielded what it yielded; 0 with *yielded
+ * what it returned, when that needs no StopIteration (3.10's PyIter_Send, or a bare
+ * return before it); -1 with the error set, StopIteration or Return among them. */
 static int
-schedule_run(RunnerCore *self)
+first_step(PyObject *gen, PyObject **yielded)
 {
-    PyObject *run, *result;
-
-    if (self->io_loop == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "a Runner is set up by gen._start_runner");
-        return -1;
-    }
-    run = PyObject_GetAttr((PyObject *)self, str_run);
-    if (run == NULL)
-        return -1;
-    result = call_method(self->io_loop, str_add_callback, run);
-    Py_DECREF(run);
-    if (result == NULL)
-        return -1;
-    Py_DECREF(result);
-    return 0;
-}
-
-/* Take what the generator yielded (stolen) as run's loop and start_runner both take it: 1
- * when self->future is now the Future to look at, 0 when it gave up the loop pass (a
- * moment: run is scheduled), -1 with the error set. Anything but a Future or moment goes
- * through handle_yield. */
-static int
-take_yielded(RunnerCore *self, PyObject *yielded)
-{
-    PyObject *result;
-    int taken;
-
-    if (Py_TYPE(yielded) == (PyTypeObject *)future_class) {
-        Py_XSETREF(self->future, yielded);
-        return 1;
-    }
-    if (yielded == moment) {
-        Py_DECREF(yielded);
-        Py_INCREF(resolved);
-        Py_XSETREF(self->future, resolved);
-        return schedule_run(self);
-    }
-    result = call_method((PyObject *)self, str_handle_yield, yielded);
-    Py_DECREF(yielded);
-    if (result == NULL)
-        return -1;
-    taken = PyObject_IsTrue(result);
-    Py_DECREF(result);
-    return taken;
-}
-
-/* gen.send(value): 1 with *result what it yielded; 0 with *result what it returned,
- * when that needs no StopIteration (3.10's PyIter_Send, or next() returning None before
- * it); -1 with the error set, StopIteration or Return among them. Only a generator takes
- * those shortcuts: anything else set as a Runner's gen has its send() called, as by the
- * Python run. */
-static int
-send_into(PyObject *gen, PyObject *value, PyObject **result)
-{
-    if (!PyGen_CheckExact(gen)) {
-        *result = call_method(gen, str_send, value);
-        return *result != NULL ? 1 : -1;
-    }
 #if PY_VERSION_HEX >= 0x030A0000
-    switch (PyIter_Send(gen, value, result)) {
+    switch (PyIter_Send(gen, Py_None, yielded)) {
     case PYGEN_NEXT:
         return 1;
     case PYGEN_RETURN:
@@ -259,377 +173,28 @@ send_into(PyObject *gen, PyObject *value, PyObject **result)
         return -1;
     }
 #else
-    /* For a generator, next() is send(None) without a method call. */
-    *result = value == Py_None ? Py_TYPE(gen)->tp_iternext(gen)
-                               : call_method(gen, str_send, value);
-    if (*result != NULL)
+    *yielded = Py_TYPE(gen)->tp_iternext(gen);
+    if (*yielded != NULL)
         return 1;
     if (PyErr_Occurred())
         return -1;
     Py_INCREF(Py_None);
-    *result = Py_None;
+    *yielded = Py_None;
     return 0;
 #endif
 }
 
-/* Wait for the pending `future`: register self.run as its done-callback, and pass on a
- * cancel() that came while the generator ran. */
-static int
-wait_for(RunnerCore *self, PyObject *future)
-{
-    PyObject *run, *callbacks, *result;
-    int status, cancelled;
-
-    Py_INCREF(future);
-    Py_XSETREF(self->future, future);
-    run = PyObject_GetAttr((PyObject *)self, str_run);
-    if (run == NULL)
-        return -1;
-    callbacks = PyObject_GetAttr(future, str_callbacks);
-    if (callbacks == NULL) {
-        status = -1;
-    } else if (callbacks == Py_None) {
-        PyObject *list = PyList_New(1);
-        status = -1;
-        if (list != NULL) {
-            Py_INCREF(run);
-            PyList_SET_ITEM(list, 0, run);
-            status = PyObject_SetAttr(future, str_callbacks, list);
-            Py_DECREF(list);
-        }
-    } else if (PyList_CheckExact(callbacks)) {
-        status = PyList_Append(callbacks, run);
-    } else {
-        result = call_method(callbacks, str_append, run);
-        status = result != NULL ? 0 : -1;
-        Py_XDECREF(result);
-    }
-    Py_XDECREF(callbacks);
-    Py_DECREF(run);
-    if (status < 0 || !self->must_cancel)
-        return status;
-    result = call_method(future, str_cancel, NULL);
-    if (result == NULL)
-        return -1;
-    cancelled = PyObject_IsTrue(result);
-    Py_DECREF(result);
-    if (cancelled < 0)
-        return -1;
-    if (cancelled)
-        self->must_cancel = 0;  /* Its CancelledError will reach the generator. */
-    return 0;
-}
-
-/* The generator returned `value` (stolen): resolve the coroutine's Future. */
+/* gen._start_runner(gen, yielded): the Future of a generator that waits. */
 static PyObject *
-resolve(RunnerCore *self, PyObject *value)
+call_start_runner(PyObject *gen, PyObject *yielded)
 {
-    PyObject *future, *depth, *state;
-    PyObject *result = NULL;
-
-    /* Dropping the generator can run code (a weakref callback, a finalizer) that changes
-     * the fields: result_future is read after it, as in the Python run. */
-    Py_CLEAR(self->gen);
-    future = self->result_future != NULL ? self->result_future : Py_None;
-    Py_INCREF(future);
-    depth = int_from_ssize_t(self->return_depth);
-    if (depth == NULL || PyObject_SetAttr(future, str_return_depth, depth) < 0)
-        goto done;
-    state = PyObject_GetAttr(future, str_state);
-    if (state == NULL)
-        goto done;
-    Py_DECREF(state);  /* Compared by identity only; concurrent keeps it alive. */
-    if (state != pending_state) {  /* Resolved from outside meanwhile. */
-        Py_INCREF(Py_None);
-        result = Py_None;
-    } else if (PyObject_SetAttr(future, str_result, value) == 0 &&
-               PyObject_SetAttr(future, str_state, finished_state) == 0) {
-        result = call_method(future, str_run_callbacks, NULL);
-    }
-done:
-    Py_XDECREF(depth);
-    Py_DECREF(future);
-    Py_DECREF(value);
-    return result;
-}
-
-/* The generator raised the error set now: self._fail(exc_info), or the error propagates
- * if it is no Exception (KeyboardInterrupt, SystemExit). */
-static PyObject *
-fail(RunnerCore *self)
-{
-    PyObject *exc_info, *result;
-
-    if (!PyErr_ExceptionMatches(PyExc_Exception))
-        return NULL;
-    exc_info = fetch_exc_info();
-    if (exc_info == NULL)
-        return NULL;
-    result = call_method((PyObject *)self, str_fail, exc_info);
-    Py_DECREF(exc_info);
-    return result;
-}
-
-/* gen._PythonRunner.run's loop, between `running = True` and its `finally`. */
-static PyObject *
-runner_loop(RunnerCore *self)
-{
-    PyObject *future = self->future, *attr, *value, *yielded;
-    int sent, taken;
-
-    Py_INCREF(future);
-    for (;;) {
-        attr = PyObject_GetAttr(future, str_state);
-        if (attr == NULL)
-            goto error;
-        Py_DECREF(attr);  /* Compared by identity only. */
-        if (attr == pending_state) {
-            if (wait_for(self, future) < 0)
-                goto error;
-            Py_DECREF(future);
-            Py_RETURN_NONE;
-        }
-        /* From here on, as inside the Python run's `try`: an error reading the Future's
-         * fields is the coroutine's outcome, as one the generator raised. */
-        attr = PyObject_GetAttr(future, str_exc_info);
-        Py_XDECREF(attr);  /* Compared by identity only. */
-        if (attr == NULL) {
-            sent = -1;
-        } else if (attr == Py_None && !self->must_cancel && !RUNNER_ENDED(self)) {
-            value = PyObject_GetAttr(future, str_result);
-            if (value == NULL) {
-                sent = -1;
-            } else {
-                /* Held for the send, as by the Python run's `self.gen.send`: the
-                 * generator may drop its Runner's reference while it runs. */
-                PyObject *generator = self->gen;
-                Py_INCREF(generator);
-                sent = send_into(generator, value, &yielded);
-                Py_DECREF(generator);
-                Py_DECREF(value);
-            }
-        } else {
-            /* A failure, a waiting cancel, or (never from run's callers) an ended
-             * generator: _deliver raises what the Python run would. */
-            yielded = call_method((PyObject *)self, str_deliver, future);
-            sent = yielded != NULL ? 1 : -1;
-        }
-        Py_CLEAR(future);
-        if (sent < 0) {
-            if (!fetch_return_value(&yielded))
-                return fail(self);
-            sent = 0;
-        }
-        if (sent == 0)
-            return resolve(self, yielded);
-        taken = take_yielded(self, yielded);
-        if (taken < 0)
-            return NULL;
-        if (!taken)
-            Py_RETURN_NONE;  /* It gave up the loop pass. */
-        /* What handle_yield may have left, read as the Python run reads it: a converter
-         * giving None fails at the next field read (None._state), as there. */
-        future = self->future != NULL ? self->future : Py_None;
-        Py_INCREF(future);
-    }
-error:
-    Py_XDECREF(future);
-    return NULL;
-}
-
-/* run(done=None), as gen._PythonRunner.run: see its docstring. */
-static PyObject *
-runner_run_done(RunnerCore *self, PyObject *done)
-{
-    PyObject *result;
-
-    if (done != NULL && done != Py_None) {
-        Py_ssize_t depth = 0;
-        PyObject *depth_obj = PyObject_GetAttr(done, str_return_depth);
-        if (depth_obj == NULL)
-            return NULL;
-        if (depth_obj != Py_None) {
-            depth = PyNumber_AsSsize_t(depth_obj, PyExc_OverflowError);
-            if (depth == -1 && PyErr_Occurred()) {
-                Py_DECREF(depth_obj);
-                return NULL;
-            }
-        }
-        if (depth_obj == Py_None || depth >= max_return_depth) {
-            Py_DECREF(depth_obj);
-            if (schedule_run(self) < 0)
-                return NULL;
-            Py_RETURN_NONE;
-        }
-        Py_DECREF(depth_obj);
-        if (self->running || RUNNER_ENDED(self))
-            Py_RETURN_NONE;
-        self->return_depth = depth + 1;  /* How many returning stacks this one runs in. */
-    } else if (self->running || RUNNER_ENDED(self)) {
-        Py_RETURN_NONE;
-    }
-    if (self->future == NULL || self->io_loop == NULL || self->result_future == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "a Runner is set up by gen._start_runner");
-        return NULL;
-    }
-    self->running = 1;
-    result = runner_loop(self);
-    self->running = 0;
-    self->return_depth = 0;  /* The loop runs it next, or the next returning stack. */
-    return result;
-}
-
-#if PY_VERSION_HEX >= 0x03070000
-/* run(done=None): `done` by position or by name, as the Python run takes it. */
-static PyObject *
-runner_run(RunnerCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    Py_ssize_t nkwargs = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-
-    if (nargs + nkwargs > 1) {
-        PyErr_Format(PyExc_TypeError, "run() takes at most 1 argument (%zd given)",
-                     nargs + nkwargs);
-        return NULL;
-    }
-    if (nkwargs == 1 &&
-        !(PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0)) &&
-          PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "done") == 0)) {
-        PyErr_Format(PyExc_TypeError, "run() got an unexpected keyword argument '%S'",
-                     PyTuple_GET_ITEM(kwnames, 0));
-        return NULL;
-    }
-    return runner_run_done(self, nargs + nkwargs == 1 ? args[0] : NULL);
-}
-#define RUNNER_RUN_FLAGS (METH_FASTCALL | METH_KEYWORDS)
+#if PY_VERSION_HEX >= 0x03090000
+    PyObject *args[2] = {gen, yielded};
+    return PyObject_Vectorcall(start_runner, args, 2, NULL);
 #else
-static PyObject *
-runner_run(RunnerCore *self, PyObject *args, PyObject *kwargs)
-{
-    static char *keywords[] = {"done", NULL};
-    PyObject *done = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:run", keywords, &done))
-        return NULL;
-    return runner_run_done(self, done);
-}
-#define RUNNER_RUN_FLAGS (METH_VARARGS | METH_KEYWORDS)
+    return PyObject_CallFunctionObjArgs(start_runner, gen, yielded, NULL);
 #endif
-
-/* gen._start_runner: the Future of a coroutine whose generator `gen` first yielded
- * `yielded`, with the Runner that drives it on. */
-static PyObject *
-start_runner(PyObject *gen, PyObject *yielded)
-{
-    PyObject *future, *loop, *result;
-    RunnerCore *runner;
-    int taken;
-
-    future = PyObject_CallObject(future_class, NULL);
-    if (future == NULL)
-        return NULL;
-    /* Stored though they equal the class defaults, as gen._start_runner explains. */
-    if (PyObject_SetAttr(future, str_state, pending_state) < 0 ||
-        PyObject_SetAttr(future, str_callbacks, Py_None) < 0 ||
-        PyObject_SetAttr(future, str_exc_info, Py_None) < 0) {
-        Py_DECREF(future);
-        return NULL;
-    }
-    /* Allocated without tp_new and __init__, which do nothing more for this class. */
-    runner = (RunnerCore *)runner_class->tp_alloc(runner_class, 0);
-    if (runner == NULL) {
-        Py_DECREF(future);
-        return NULL;
-    }
-    Py_INCREF(gen);
-    runner->gen = gen;
-    Py_INCREF(future);
-    runner->result_future = future;
-    /* IOLoop.current() without its call when this thread has a loop. */
-    loop = PyObject_GetAttr(thread_state, str_instance);
-    if (loop == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            goto error;
-        PyErr_Clear();
-    }
-    if (loop == NULL || loop == Py_None) {
-        Py_XDECREF(loop);
-        loop = PyObject_CallObject(current_loop, NULL);
-        if (loop == NULL)
-            goto error;
-    }
-    runner->io_loop = loop;
-    /* The Runner is the Future's canceller: see gen.Runner.__call__. */
-    if (PyObject_SetAttr(future, str_canceller, (PyObject *)runner) < 0)
-        goto error;
-    Py_INCREF(yielded);
-    taken = take_yielded(runner, yielded);
-    if (taken < 0)
-        goto error;
-    if (taken) {
-        result = runner_run_done(runner, NULL);
-        if (result == NULL)
-            goto error;
-        Py_DECREF(result);
-    }
-    Py_DECREF(runner);
-    return future;
-error:
-    Py_DECREF(runner);
-    Py_DECREF(future);
-    return NULL;
 }
-
-static int
-runner_traverse(RunnerCore *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->gen);
-    Py_VISIT(self->result_future);
-    Py_VISIT(self->future);
-    Py_VISIT(self->io_loop);
-    return 0;
-}
-
-static int
-runner_clear(RunnerCore *self)
-{
-    Py_CLEAR(self->gen);
-    Py_CLEAR(self->result_future);
-    Py_CLEAR(self->future);
-    Py_CLEAR(self->io_loop);
-    return 0;
-}
-
-static void
-runner_dealloc(RunnerCore *self)
-{
-    PyObject_GC_UnTrack(self);
-    runner_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyMemberDef runner_members[] = {
-    {"gen", T_OBJECT, offsetof(RunnerCore, gen), 0, NULL},
-    {"result_future", T_OBJECT, offsetof(RunnerCore, result_future), 0, NULL},
-    {"future", T_OBJECT, offsetof(RunnerCore, future), 0, NULL},
-    {"io_loop", T_OBJECT, offsetof(RunnerCore, io_loop), 0, NULL},
-    {"running", T_BOOL, offsetof(RunnerCore, running), 0, NULL},
-    {"must_cancel", T_BOOL, offsetof(RunnerCore, must_cancel), 0, NULL},
-    {"return_depth", T_PYSSIZET, offsetof(RunnerCore, return_depth), 0, NULL},
-    {NULL}
-};
-
-static PyMethodDef runner_methods[] = {
-    {"run", (PyCFunction)(void (*)(void))runner_run, RUNNER_RUN_FLAGS,
-     "run(done=None): as gen._PythonRunner.run."},
-    {NULL}
-};
-
-static PyTypeObject RunnerCoreType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    "tinytornado._speedups.RunnerCore",
-    sizeof(RunnerCore),
-};
-
-/* ---- The wrapper: gen._python_wrapper, in C ---- */
 
 /* What the call of a decorated function gives: the function's result turned into the
  * coroutine's Future (`result` is a new reference, or NULL with an error set). */
@@ -645,9 +210,9 @@ coroutine_future(PyObject *result)
         Py_DECREF(result);
         return future;
     }
-    switch (send_into(result, Py_None, &yielded)) {
+    switch (first_step(result, &yielded)) {
     case 1:
-        future = start_runner(result, yielded);
+        future = call_start_runner(result, yielded);
         Py_DECREF(yielded);
         Py_DECREF(result);
         return future != NULL ? future : future_from_error();
@@ -662,17 +227,93 @@ coroutine_future(PyObject *result)
     }
 }
 
+/* gen._call_with_callback(self, args, kwargs, 2): 2 frames up from it is the caller's,
+ * as this wrapper makes none. */
+static PyObject *
+call_back_later(CoroutineFunction *self, PyObject *args, PyObject *kwargs)
+{
+    return PyObject_CallFunction(call_with_callback, "OOOi", (PyObject *)self, args,
+                                 kwargs, 2);
+}
+
+/* Whether a call's keywords (a dict) hold Tornado's legacy `callback`. -1 on error. */
+static int
+has_callback(PyObject *kwargs)
+{
+    if (kwargs == NULL || PyDict_Size(kwargs) == 0)
+        return 0;
+#if PY_MAJOR_VERSION >= 3
+    if (PyDict_GetItemWithError(kwargs, str_callback) != NULL)
+        return 1;
+    return PyErr_Occurred() ? -1 : 0;
+#else
+    return PyDict_GetItem(kwargs, str_callback) != NULL;
+#endif
+}
+
 static PyObject *
 cf_call(CoroutineFunction *self, PyObject *args, PyObject *kwargs)
 {
-    return coroutine_future(PyObject_Call(self->func, args, kwargs));
+    switch (has_callback(kwargs)) {
+    case 0:
+        return coroutine_future(PyObject_Call(self->func, args, kwargs));
+    case 1:
+        return call_back_later(self, args, kwargs);
+    default:
+        return NULL;
+    }
 }
 
 #if PY_VERSION_HEX >= 0x03090000
+/* Whether the keyword names of a vectorcall hold Tornado's legacy `callback`. */
+static int
+names_callback(PyObject *kwnames)
+{
+    Py_ssize_t i;
+    PyObject *name;
+
+    for (i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+        name = PyTuple_GET_ITEM(kwnames, i);
+        if (name == str_callback || PyUnicode_Compare(name, str_callback) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A vectorcall's arguments as the (args, kwargs) of a call, for call_back_later. */
+static PyObject *
+call_back_later_vector(CoroutineFunction *self, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames)
+{
+    PyObject *tuple, *kwargs, *result = NULL;
+    Py_ssize_t i;
+
+    tuple = PyTuple_New(nargs);
+    kwargs = PyDict_New();
+    if (tuple == NULL || kwargs == NULL)
+        goto done;
+    for (i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tuple, i, args[i]);
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0)
+            goto done;
+    }
+    result = call_back_later(self, tuple, kwargs);
+done:
+    Py_XDECREF(tuple);
+    Py_XDECREF(kwargs);
+    return result;
+}
+
 static PyObject *
 cf_vectorcall(CoroutineFunction *self, PyObject *const *args, size_t nargsf,
               PyObject *kwnames)
 {
+    /* Only a call with keywords pays for the look for a legacy callback. */
+    if (kwnames != NULL && names_callback(kwnames))
+        return call_back_later_vector(self, args, PyVectorcall_NARGS(nargsf), kwnames);
     return coroutine_future(PyObject_Vectorcall(self->func, args, nargsf, kwnames));
 }
 #endif
@@ -809,39 +450,58 @@ static PyTypeObject CoroutineFunctionType = {
     sizeof(CoroutineFunction),
 };
 
+/* Whether `fields` is (name, ((name, value), ...)), names being strings. */
+static int
+valid_done_fields(PyObject *fields)
+{
+    Py_ssize_t i;
+    PyObject *pairs, *pair;
+
+    if (!PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) != 2 ||
+        !is_text(PyTuple_GET_ITEM(fields, 0)) ||
+        !PyTuple_Check(pairs = PyTuple_GET_ITEM(fields, 1)))
+        return 0;
+    for (i = 0; i < PyTuple_GET_SIZE(pairs); i++) {
+        pair = PyTuple_GET_ITEM(pairs, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !is_text(PyTuple_GET_ITEM(pair, 0)))
+            return 0;
+    }
+    return 1;
+}
+
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *objects[9];
-    PyObject **targets[9] = {
-        &future_class, &return_class, &pending_state, &finished_state, &moment, &resolved,
-        &thread_state, &current_loop, (PyObject **)&runner_class,
-    };
-    Py_ssize_t depth;
-    int i;
+    PyObject *future, *fields, *ret, *start, *with_callback;
 
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOn:configure", &objects[0], &objects[1],
-                          &objects[2], &objects[3], &objects[4], &objects[5], &objects[6],
-                          &objects[7], &objects[8], &depth))
+    if (!PyArg_ParseTuple(args, "OOOOO:configure", &future, &fields, &ret, &start,
+                          &with_callback))
         return NULL;
-    if (!PyType_Check(objects[8]) ||
-        !PyType_IsSubtype((PyTypeObject *)objects[8], &RunnerCoreType)) {
-        PyErr_SetString(PyExc_TypeError, "configure() needs a subclass of RunnerCore");
+    if (!valid_done_fields(fields)) {
+        PyErr_SetString(PyExc_TypeError, "configure() needs the done-Future fields as "
+                        "(name, ((name, value), ...))");
         return NULL;
     }
-    for (i = 0; i < 9; i++) {
-        Py_INCREF(objects[i]);
-        Py_XSETREF(*targets[i], objects[i]);
-    }
-    max_return_depth = depth;
+    Py_INCREF(future);
+    Py_XSETREF(future_class, future);
+    Py_INCREF(PyTuple_GET_ITEM(fields, 0));
+    Py_XSETREF(result_field, PyTuple_GET_ITEM(fields, 0));
+    Py_INCREF(PyTuple_GET_ITEM(fields, 1));
+    Py_XSETREF(done_fields, PyTuple_GET_ITEM(fields, 1));
+    Py_INCREF(ret);
+    Py_XSETREF(return_class, ret);
+    Py_INCREF(start);
+    Py_XSETREF(start_runner, start);
+    Py_INCREF(with_callback);
+    Py_XSETREF(call_with_callback, with_callback);
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(Future, Return, PENDING, FINISHED, moment, resolved, thread_state, "
-     "current_loop, runner_class, max_return_depth): what the wrapper and the Runner "
-     "build with."},
+     "configure(Future, done_future_fields, Return, start_runner, call_with_callback): "
+     "what the wrapper builds with (gen passes concurrent._DONE_FUTURE_FIELDS)."},
     {NULL}
 };
 
@@ -849,15 +509,8 @@ static int
 intern_names(void)
 {
     struct { PyObject **target; const char *name; } names[] = {
-        {&str_result, "_result"}, {&str_state, "_state"}, {&str_exc_info, "_exc_info"},
         {&str_set_exc_info, "set_exc_info"}, {&str_value, "value"},
-        {&str_callbacks, "_callbacks"}, {&str_canceller, "_canceller"},
-        {&str_return_depth, "_return_depth"}, {&str_run, "run"},
-        {&str_add_callback, "add_callback"}, {&str_cancel, "cancel"},
-        {&str_append, "append"}, {&str_deliver, "_deliver"},
-        {&str_handle_yield, "handle_yield"}, {&str_fail, "_fail"},
-        {&str_run_callbacks, "_run_callbacks"}, {&str_instance, "instance"},
-        {&str_send, "send"},
+        {&str_callback, "callback"},
     };
     size_t i;
 
@@ -874,7 +527,7 @@ intern_names(void)
 }
 
 static int
-ready_types(void)
+ready_type(void)
 {
     CoroutineFunctionType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC
 #if PY_VERSION_HEX >= 0x03090000
@@ -896,32 +549,17 @@ ready_types(void)
 #if PY_VERSION_HEX >= 0x03090000
     CoroutineFunctionType.tp_vectorcall_offset = offsetof(CoroutineFunction, vectorcall);
 #endif
-    RunnerCoreType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC;
-    RunnerCoreType.tp_doc = "The fields and run() of gen's C Runner (gen.Runner has the rest).";
-    RunnerCoreType.tp_new = PyType_GenericNew;
-    RunnerCoreType.tp_dealloc = (destructor)runner_dealloc;
-    RunnerCoreType.tp_traverse = (traverseproc)runner_traverse;
-    RunnerCoreType.tp_clear = (inquiry)runner_clear;
-    RunnerCoreType.tp_members = runner_members;
-    RunnerCoreType.tp_methods = runner_methods;
-    if (PyType_Ready(&CoroutineFunctionType) < 0 || PyType_Ready(&RunnerCoreType) < 0)
-        return -1;
-    return 0;
+    return PyType_Ready(&CoroutineFunctionType);
 }
 
-/* Adds the two types to `module`; -1 on failure. */
+/* Adds the type to `module`; -1 on failure. */
 static int
-add_types(PyObject *module)
+add_type(PyObject *module)
 {
     Py_INCREF(&CoroutineFunctionType);
     if (PyModule_AddObject(module, "CoroutineFunction",
                            (PyObject *)&CoroutineFunctionType) < 0) {
         Py_DECREF(&CoroutineFunctionType);
-        return -1;
-    }
-    Py_INCREF(&RunnerCoreType);
-    if (PyModule_AddObject(module, "RunnerCore", (PyObject *)&RunnerCoreType) < 0) {
-        Py_DECREF(&RunnerCoreType);
         return -1;
     }
     return 0;
@@ -936,12 +574,12 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     PyObject *module;
-    if (!intern_names() || ready_types() < 0)
+    if (!intern_names() || ready_type() < 0)
         return NULL;
     module = PyModule_Create(&speedups_module);
     if (module == NULL)
         return NULL;
-    if (add_types(module) < 0) {
+    if (add_type(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }
@@ -952,10 +590,10 @@ PyMODINIT_FUNC
 init_speedups(void)
 {
     PyObject *module;
-    if (!intern_names() || ready_types() < 0)
+    if (!intern_names() || ready_type() < 0)
         return;
     module = Py_InitModule("tinytornado._speedups", module_methods);
     if (module != NULL)
-        add_types(module);
+        add_type(module);
 }
 #endif

@@ -65,6 +65,11 @@ _current_loop = _no_current_loop
 
 _PENDING, _FINISHED, _CANCELLED = 'PENDING', 'FINISHED', 'CANCELLED'
 
+# What a Future's `_outcome` is while it has no result: pending, or failed (or
+# cancelled). Objects of their own, so that no result can be mistaken for them.
+_NOT_DONE = object()
+_FAILED = object()
+
 
 class _TracebackLogger(object):
     """Logs an exception nobody retrieved when the Future holding it is collected.
@@ -101,22 +106,24 @@ class Future(object):
     `cancel()` works: see the module docstring. On Python 3, ``await future`` works too.
     """
     # Class-level defaults instead of __init__: creating a Future is then one allocation
-    # and no Python-level call, which matters on every coroutine call.
+    # and no Python-level call, which matters on every coroutine call. These fields are
+    # this module's alone, but for `_outcome`, which other modules of the package may
+    # read (never write): the result once it succeeded, else _NOT_DONE or _FAILED. It is
+    # the internal fast read of gen's Runner, which looks at a Future at every step of
+    # every coroutine, where a call would cost several times the read. Writes go through
+    # the functions after this class (_done_future, _pending_future, _resolve).
     _state = _PENDING
-    _result = None
+    _outcome = _NOT_DONE
     _exc_info = None
     _callbacks = None  # A list once a callback is added.
     _tb_logger = None
     _canceller = None
-    # Set by gen's Runner when a coroutine's return resolves this Future: the waiting
-    # parent may then resume in the same stack (see gen.Runner.run).
-    _return_depth = None
 
     def __repr__(self):
         if self._state == _FINISHED:
             if self._exc_info is not None:
                 return '<Future exception=%r>' % (self._exc_info[1],)
-            return '<Future result=%r>' % (self._result,)
+            return '<Future result=%r>' % (self._outcome,)
         return '<Future %s>' % self._state.lower()
 
     def done(self):
@@ -138,7 +145,7 @@ class Future(object):
         if self._exc_info is not None:
             self._clear_tb_log()
             raise_exc_info(self._exc_info)
-        return self._result
+        return self._outcome
 
     def exception(self, timeout=None):
         """The exception (None on success); raises CancelledError if cancelled."""
@@ -175,13 +182,13 @@ class Future(object):
     def set_result(self, result):
         if self._state != _PENDING:
             self._raise_not_pending('set_result')
-        self._result = result
-        self._state = _FINISHED
-        self._exc_info = None  # The instance's own, for a fast read: see gen.coroutine.
         if self._callbacks is None:
-            self._canceller = None  # All _run_callbacks would do; a call saved.
+            # All _resolve would do, without its call.
+            self._outcome = result
+            self._state = _FINISHED
+            self._canceller = None
         else:
-            self._run_callbacks()
+            _resolve(self, result)
 
     def set_exception(self, exception):
         """Fail with `exception`; it keeps the traceback it was raised with, if any."""
@@ -192,9 +199,11 @@ class Future(object):
         if self._state != _PENDING:
             self._raise_not_pending('set_exc_info')
         self._exc_info = exc_info
-        self._state = _CANCELLED if isinstance(exc_info[1], CancelledError) else _FINISHED
-        self._tb_logger = None if self._state == _CANCELLED else _TracebackLogger(exc_info)
-        self._run_callbacks()
+        if isinstance(exc_info[1], CancelledError):
+            _resolve(self, _FAILED, _CANCELLED)
+        else:
+            self._tb_logger = _TracebackLogger(exc_info)
+            _resolve(self, _FAILED)
 
     def set_canceller(self, canceller):
         """Make `cancel()` call `canceller()` (which returns whether it accepted) instead
@@ -234,25 +243,67 @@ class Future(object):
             self._tb_logger.clear()
             self._tb_logger = None
 
-    def _run_callbacks(self):
-        # Dropping the canceller breaks the Future <-> Runner reference cycle early.
-        self._canceller = None
-        callbacks = self._callbacks
-        if callbacks is None:
-            return
-        self._callbacks = None
-        for fn in callbacks:
-            try:
-                fn(self)
-            except Exception:
-                app_log.exception('Exception in callback %r for %r', fn, self)
-
 
 def _cancelled_exc_info():
     # Made, not raised: a raise's traceback would hold this frame and, through it, every
     # frame that called it, the cancelled Future among their locals: a reference cycle
     # per cancellation, for the collector. A cancellation has no stack worth showing.
     return CancelledError, CancelledError(), None
+
+
+# -- Internal fast paths: for gen's Runner and wrappers, _gen_legacy and iostream ---------
+# Each step of every coroutine runs some of these, where the public methods would check
+# what the caller knows already. They are not API: their callers are in this package.
+
+def _done_future(result):
+    """A Future already resolved with `result`, made in one call (nobody can wait on it
+    yet, so no set_result bookkeeping)."""
+    future = Future()
+    future._outcome = result
+    future._state = _FINISHED
+    return future
+
+
+# How `_done_future` makes a done Future, for gen's C wrapper, which makes them so too
+# (the attribute that takes the result, then the (attribute, value) pairs it sets).
+_DONE_FUTURE_FIELDS = ('_outcome', (('_state', _FINISHED),))
+
+
+def _pending_future(canceller):
+    """A pending Future that `cancel()` asks `canceller` to cancel (see set_canceller)."""
+    future = Future()
+    # Stored though they equal the class defaults: CPython 3.11 reads an instance's own
+    # attribute in one specialised step but a class default through a generic lookup,
+    # and these are read when it is waited on and when it resolves.
+    future._state = _PENDING
+    future._outcome = _NOT_DONE
+    future._callbacks = None
+    future._canceller = canceller
+    return future
+
+
+def _resolve(future, outcome, state=_FINISHED):
+    """Settle `future` and run its callbacks; nothing happens if it is done already.
+
+    gen's Runner calls ``_resolve(future, result)``: set_result without its check. Here
+    set_result and set_exc_info end too (the latter with `_FAILED`, and `state`
+    _CANCELLED for a cancellation).
+    """
+    if future._state is not _PENDING:
+        return
+    future._outcome = outcome
+    future._state = state
+    # Dropping the canceller breaks the Future <-> Runner reference cycle early.
+    future._canceller = None
+    callbacks = future._callbacks
+    if callbacks is None:
+        return
+    future._callbacks = None
+    for fn in callbacks:
+        try:
+            fn(future)
+        except Exception:
+            app_log.exception('Exception in callback %r for %r', fn, future)
 
 
 FUTURES = (Future, futures.Future)

@@ -11,22 +11,24 @@ the caller's stack. A generator that finishes before waiting (or a function that
 generator at all) gives an already-resolved Future and no `Runner` is made: the fast path
 for the common "answer from cache" case. That call and first step are the wrapper's whole
 job, done in C by ``_speedups.CoroutineFunction`` where setup.py could build it (about a
-quarter of an immediate return's cost goes) and otherwise by `_python_wrapper`; both
-behave alike (test_gen.py, test_gen_wrapper.py and test_gen_runner.py run each test with
-both), and TINYTORNADO_EXTENSION=0 in the environment turns the C one off.
+third of an immediate return's cost goes) and otherwise by `_python_wrapper`; both
+behave alike (test_gen*.py run each test with both), and TINYTORNADO_EXTENSION=0 in the
+environment turns the C one off. The C one keeps no state: a generator that waits goes to
+`_start_runner`, as from the Python one.
 
 Otherwise a `Runner` takes the generator and the first yielded Future. `Runner.run` is a
 loop, not a recursion: while the yielded Future is already done it sends the result back
 (or throws the exception, with its traceback) and takes the next yield. When it meets a
-pending Future it registers itself as that Future's done-callback, which schedules `run`
-on the loop, and returns. So a chain of coroutines is a chain of Futures: the innermost
-resolves and its parent resumes, and so on out to `IOLoop.run_sync`. A parent waiting on
-a coroutine that *returns* resumes at once, in the same stack, as after a function call;
-one woken by any other Future (a queue, a lock, a stream) resumes in the next pass, so no
-coroutine runs inside another's `put()` or `release()`. That loop is every coroutine's
-hot path past its first wait: the C wrapper starts Runners whose `run` is in C
-(``_speedups.RunnerCore``, a base of gen's ``_CRunner``), the pure-Python one
-`_PythonRunner`s; the C `run` leaves all but its common cases to `Runner`'s Python methods.
+pending Future it registers itself as that Future's done-callback and returns. It is
+woken once, by that Future (or by the loop after a `moment`), so it never runs twice at
+once. A chain of coroutines is a chain of Futures: the innermost resolves and its parent
+resumes, and so on out to `IOLoop.run_sync`. A parent waiting on a coroutine that
+*returns* resumes at once, in the same stack, as after a function call (`_returning`
+holds the Futures being resolved so); one woken by any other Future (a queue, a lock, a
+stream) resumes in the next pass, so no coroutine runs inside another's `put()`. That
+loop, every coroutine's hot path, exists once, in Python (a C copy drifted from it: issue
+19). It reads a Future's outcome as concurrent lets it, in one attribute, and changes
+Futures only through concurrent's internal functions.
 
 Cancelling a coroutine's Future asks its Runner to cancel: the Future being waited on is
 cancelled, and CancelledError is thrown in at the `yield`. The coroutine may catch it to
@@ -42,13 +44,15 @@ import functools
 import os
 import sys
 import types
+import warnings
 
 from tinytornado._compat import (
     exc_clear, throw_exc_info, value_from_stop_iteration,
 )
 from tinytornado.concurrent import (
-    _FINISHED, _PENDING, CancelledError, Future, TimeoutError, chain_future, future_set_exc_info,
-    future_set_result_unless_cancelled, is_future,
+    _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
+    _call_with_result, _done_future, _pending_future, _resolve, chain_future,
+    future_set_exc_info, future_set_result_unless_cancelled, is_future,
 )
 from tinytornado.ioloop import IOLoop, _thread_state
 from tinytornado.log import app_log
@@ -104,7 +108,8 @@ _current_loop = IOLoop.current  # A module global: found faster than a class's a
 def coroutine(func):
     """Decorate a generator function so that calling it runs it as a coroutine.
 
-    The call returns a Future of the generator's return value (or exception).
+    The call returns a Future of the generator's return value (or exception). Tornado
+    5.1's deprecated ``callback=`` keyword is taken too: see `_call_with_callback`.
     """
     if _speedups is not None:
         wrapper = _speedups.CoroutineFunction(func)
@@ -116,12 +121,19 @@ def coroutine(func):
     return wrapper
 
 
-def _python_wrapper(func):
-    # _speedups.CoroutineFunction does the same in C; keep the two in step.
+def _python_wrapper(func, replace_callback=True):
+    # _speedups.CoroutineFunction does the same in C; keep the two in step. gen.engine's
+    # functions take their callback themselves: it makes one with replace_callback False.
     def wrapper(*args, **kwargs):
         try:
-            # func(*args, **kwargs) copies kwargs into a new dict on every call, even empty.
-            result = func(*args, **kwargs) if kwargs else func(*args)
+            # func(*args, **kwargs) copies kwargs into a new dict on every call, even empty;
+            # and only a call with keywords can pass the legacy callback.
+            if not kwargs:
+                result = func(*args)
+            elif replace_callback and 'callback' in kwargs:
+                return _call_with_callback(wrapper, args, kwargs, 3)
+            else:
+                result = func(*args, **kwargs)
             if type(result) is _GeneratorType:  # No subclass can exist; type() is fast.
                 return _start_runner(result, next(result))
         except Return as e:
@@ -133,16 +145,25 @@ def _python_wrapper(func):
             future = Future()
             future.set_exc_info(sys.exc_info())
             return future
-        # Nobody can have added a callback yet: resolve without set_result's bookkeeping.
-        future = Future()
-        future._result = result
-        future._state = _FINISHED
-        # Stored though it equals Future's class default: CPython 3.11 reads an instance's
-        # own attribute in one specialised step but a class default through a generic
-        # lookup, and it is read at every wait on this Future.
-        future._exc_info = None
-        return future
+        return _done_future(result)
     return wrapper
+
+
+def _call_with_callback(coroutine_function, args, kwargs, stacklevel):
+    """``coroutine_function(*args, **kwargs)`` given Tornado 5.1's deprecated ``callback=``
+    keyword: the coroutine runs without it and its Future is returned, and the callback is
+    called with the result on the loop once it ends (if it fails, the loop logs the error
+    instead, as Tornado 5.1 raised it into the caller's stack context). Both wrappers call
+    this; `stacklevel` makes the DeprecationWarning name the caller's line.
+    """
+    kwargs = dict(kwargs)  # The C wrapper may hand over the caller's own dict.
+    callback = kwargs.pop('callback')
+    warnings.warn('callback arguments are deprecated, use the returned Future instead',
+                  DeprecationWarning, stacklevel=stacklevel)
+    future = coroutine_function(*args, **kwargs)
+    if callback is not None:
+        IOLoop.current().add_future(future, functools.partial(_call_with_result, callback))
+    return future
 
 
 def is_coroutine_function(func):
@@ -153,24 +174,102 @@ def is_coroutine_function(func):
 class Runner(object):
     """Drives one generator coroutine, resolving `result_future` when it ends.
 
-    What both kinds of Runner share: `_PythonRunner` has `run` in Python, and
-    ``_speedups.RunnerCore`` has it in C, with the fields as C members. Made by
-    `_start_runner(gen, first_yielded)` or its C twin (Tornado's constructor takes the
-    generator, the result Future and the first yielded): one call sets the Runner up,
-    where CPython 3.11 would run an ``__init__`` through a generic call. The C `run` calls
-    the methods below for all but its common cases.
+    Made by `_start_runner(gen, first_yielded)`, which both wrappers call (Tornado's
+    constructor takes the generator, the result Future and the first yielded): one Python
+    call sets the Runner up, where CPython 3.11 would run an ``__init__`` through a
+    generic call.
     """
-    __slots__ = ()
+    __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'must_cancel')
+
+    def run(self, done=None):
+        """Resume the generator for as long as what it yields is already done; then wait
+        for the first Future that is not.
+
+        The loop calls it with no argument; the Future it waits for calls it back with
+        itself as `done`. When that Future is a coroutine's that is returning, in this very
+        stack, the generator resumes here, as after a function call, rather than a loop
+        pass later (see `_settle_returning` for the bound on that nesting); any other is
+        run a pass later.
+        """
+        # No guard against running twice at once, or after the generator ended: a Runner
+        # has one wake-up pending at most, made just before run returns.
+        if done is None:
+            future = self.future
+            if future is _resolved:
+                # A moment has passed: None is sent in, or CancelledError (see _deliver).
+                result = _FAILED if self.must_cancel else None
+            else:
+                result = future._outcome
+        else:
+            # The top read in one step: another thread may push or pop meanwhile.
+            if done is not _returning[-1] or len(_returning) > _MAX_RETURN_DEPTH:
+                self.io_loop.add_callback(self.run)
+                return
+            future = done
+            result = future._outcome
+        # The hot path of every coroutine: `future` is the Future in hand and `result`
+        # its outcome; self.future is what the generator waits for once it must wait.
+        while True:
+            if result is _NOT_DONE:
+                # Wait. run goes on only once what it waited for is done (or first
+                # from _start_runner), so each Future is waited for once.
+                self.future = future
+                future.add_done_callback(self.run)
+                if self.must_cancel and future.cancel():
+                    self.must_cancel = False  # Its CancelledError will reach the generator.
+                return
+            try:
+                # A cancel() that came meanwhile waits for the next yield that must
+                # wait: a done Future's outcome comes first.
+                if result is not _FAILED:
+                    yielded = self.gen.send(result)
+                else:
+                    yielded = self._deliver(future)
+            except Return as e:
+                args = e.args  # As in the wrapper.
+                value = args[0] if args else None
+            except StopIteration as e:
+                value = value_from_stop_iteration(e)
+            except Exception:
+                exc_info = sys.exc_info()
+                break  # To fail outside this clause: see below.
+            else:
+                if yielded.__class__ is Future:
+                    future = yielded
+                    result = future._outcome
+                    continue
+                if yielded is moment:
+                    # handle_yield's first case without its call: every switch of a
+                    # coroutine that gives up the loop pass comes here.
+                    self.future = _resolved
+                    self.io_loop.add_callback(self.run)
+                elif self.handle_yield(yielded):
+                    future = self.future
+                    result = future._outcome
+                    continue
+                return
+            self.gen = None
+            future = self.result_future
+            # _settle_returning(future, _resolve, value) without its call: every
+            # coroutine that waited once ends here.
+            _returning.append(future)
+            try:
+                _resolve(future, value)
+            finally:
+                _returning.pop()
+            return
+        # The generator raised. Its Future's callbacks may run here: they must see no
+        # exception being handled, as when the loop runs them (and as in Tornado).
+        exc_clear()
+        self._fail(exc_info)
 
     def _deliver(self, future):
         """Resume the generator with `future`'s failure, or with CancelledError in place
-        of a moment when cancel() came meanwhile; what it yields next."""
-        if self.must_cancel and future is _resolved:
+        of a moment when cancel() came meanwhile (`future` is then `_resolved`); what it
+        yields next."""
+        if future is _resolved:
             self.must_cancel = False
             return throw_exc_info(self.gen, _cancelled_exc_info())
-        if future._exc_info is None:
-            # A cancel waits for the next yield that must wait: this outcome comes first.
-            return self.gen.send(future._result)
         return throw_exc_info(self.gen, future.exc_info())
 
     def handle_yield(self, yielded):
@@ -211,127 +310,20 @@ class Runner(object):
     def _fail(self, exc_info):
         """The generator raised: fail its Future with `exc_info`."""
         self.gen = None
-        future = self.result_future
-        # Only a Runner woken by this resolution, of exactly this Future, resumes in the
-        # same stack (see `run`). Any other Future resolved meanwhile (by a queue, a
-        # lock, a stream) wakes its waiter through the loop, so no coroutine ever runs
-        # inside another's put() or release(). The depth bounds the nesting, so a deep
-        # recursion of coroutines cannot overflow the stack: past it, parents resume
-        # through the loop.
-        future._return_depth = self.return_depth
-        future_set_exc_info(future, exc_info)
-
-
-class _PythonRunner(Runner):
-    """The Runner with `run` in Python; see Runner."""
-    __slots__ = ('gen', 'result_future', 'future', 'io_loop', 'running', 'must_cancel',
-                 'return_depth')
-
-    def run(self, done=None):
-        """Resume the generator for as long as what it yields is already done; then wait
-        for the first Future that is not.
-
-        The loop calls it with no argument; the Future it waits for calls it back with
-        itself as `done`. When that Future is a coroutine's that is returning, in this very
-        stack, the generator resumes here, as after a function call, rather than a loop
-        pass later (see _fail for the bound on that nesting); any other is run a pass later.
-        """
-        if done is not None:
-            depth = done._return_depth
-            if depth is None or depth >= _MAX_RETURN_DEPTH:
-                self.io_loop.add_callback(self.run)
-                return
-            if self.running or self.gen is None:
-                return
-            self.return_depth = depth + 1  # How many returning stacks this one runs in.
-        elif self.running or self.gen is None:
-            return
-        self.running = True
-        try:
-            # The hot path of every coroutine: the Future's fields are read directly rather
-            # than through done()/exc_info()/result(), and the Future in hand is kept in a
-            # local; self.future is what the generator waits for once it must wait.
-            future = self.future
-            while True:
-                if future._state is _PENDING:
-                    # Wait: add_done_callback(self.run) without the call. run goes on
-                    # only once what it waited for is done (or first from _start_runner), so
-                    # each Future is waited for once.
-                    self.future = future
-                    if future._callbacks is None:
-                        future._callbacks = [self.run]
-                    else:
-                        future._callbacks.append(self.run)
-                    if self.must_cancel and future.cancel():
-                        self.must_cancel = False  # Its CancelledError will reach the generator.
-                    return
-                try:
-                    if future._exc_info is None and not self.must_cancel:
-                        yielded = self.gen.send(future._result)
-                    else:
-                        yielded = self._deliver(future)
-                except Return as e:
-                    args = e.args  # As in the wrapper.
-                    value = args[0] if args else None
-                except StopIteration as e:
-                    value = value_from_stop_iteration(e)
-                except Exception:
-                    exc_info = sys.exc_info()
-                    break  # To fail outside this clause: see below.
-                else:
-                    if yielded.__class__ is Future:
-                        future = yielded
-                        continue
-                    if yielded is moment:
-                        # handle_yield's first case without its call: every switch of a
-                        # coroutine that gives up the loop pass comes here.
-                        self.future = _resolved
-                        self.io_loop.add_callback(self.run)
-                    elif self.handle_yield(yielded):
-                        future = self.future
-                        continue
-                    return
-                # It returned: resolve its Future, here rather than in a method, as every
-                # coroutine that waited once ends this way.
-                self.gen = None
-                result_future = self.result_future
-                result_future._return_depth = self.return_depth  # See _fail.
-                if result_future._state is _PENDING:  # Not resolved from outside meanwhile.
-                    # set_result(value) without its checks, which the test above made.
-                    result_future._result = value
-                    result_future._state = _FINISHED
-                    result_future._run_callbacks()
-                return
-            # The generator raised. Its Future's callbacks may run here: they must see no
-            # exception being handled, as from the C run (and as from the loop, in Tornado).
-            exc_clear()
-            self._fail(exc_info)
-        finally:
-            self.running = False
-            self.return_depth = 0  # The loop runs it next, or the next returning stack.
+        _settle_returning(self.result_future, future_set_exc_info, exc_info)
 
 
 def _start_runner(gen, yielded):
     """The Future of a coroutine whose generator `gen` yielded `yielded` first, with the
-    Runner that drives it on (_python_wrapper calls this; the C wrapper, its C twin)."""
-    future = Future()
-    # Stored though they equal the class defaults, as in _python_wrapper; these are also
-    # read at its resolution.
-    future._state = _PENDING
-    future._callbacks = None
-    future._exc_info = None
-    runner = _PythonRunner()
+    Runner that drives it on (both wrappers call this)."""
+    runner = Runner()
+    # The Runner is the Future's canceller: it is callable (see __call__), so no bound
+    # method is made per coroutine.
+    future = runner.result_future = _pending_future(runner)
     runner.gen = gen  # None once the generator has ended.
-    runner.result_future = future
-    runner.future = None
     # IOLoop.current() without its call when this thread has a loop.
     runner.io_loop = getattr(_thread_state, 'instance', None) or _current_loop()
-    runner.running = False
     runner.must_cancel = False
-    runner.return_depth = 0  # See run.
-    # set_canceller(runner), without the call; the Runner is callable (see __call__), so
-    # no bound method is made per coroutine.
-    future._canceller = runner
     # What it yielded is taken as run's loop takes it: a Future or moment without a call.
     if yielded.__class__ is Future:
         runner.future = yielded
@@ -339,10 +331,46 @@ def _start_runner(gen, yielded):
         runner.future = _resolved
         runner.io_loop.add_callback(runner.run)
         return future
-    elif not runner.handle_yield(yielded):
-        return future
+    else:
+        runner.future = None  # Read by cancel(), should convert_yielded raise.
+        if not runner.handle_yield(yielded):
+            return future
     runner.run()
     return future
+
+
+# The Futures that coroutines ending in this stack are resolving, innermost last, above
+# a None for the loop: a Runner woken by the last resumes at once, as after a function
+# call (see Runner.run). A Future knows nothing of coroutines, so this is kept here. One
+# stack for all threads, as a per-thread one costs a lookup per step: only the thread
+# resolving a Future runs its callbacks, so another thread's entry can at worst make a
+# waiter resume a pass later, never wrongly; each entry is popped as its resolution ends.
+_returning = [None]
+
+
+def _settle_returning(future, settle, outcome):
+    """`settle(future, outcome)`: a coroutine's Future resolved as the coroutine ends.
+
+    Only a Runner woken by this resolution, of exactly this Future, resumes in the same
+    stack. Any other Future resolved meanwhile (by a queue, a lock, a stream) wakes its
+    waiter through the loop, so no coroutine ever runs inside another's put() or
+    release(). _MAX_RETURN_DEPTH bounds the nesting, so a deep recursion of coroutines
+    cannot overflow the stack: past it, parents resume through the loop.
+    """
+    _returning.append(future)
+    try:
+        settle(future, outcome)
+    finally:
+        _returning.pop()
+
+
+def _resume_in_this_stack(future, result=None, exc_info=None):
+    """Resolve the Future a coroutine waits on so that it resumes in this stack, as a
+    legacy YieldPoint's outcome does (see _gen_legacy)."""
+    if exc_info is not None:
+        _settle_returning(future, Future.set_exc_info, exc_info)
+    else:
+        _settle_returning(future, Future.set_result, result)
 
 
 _MAX_RETURN_DEPTH = 50
@@ -629,11 +657,7 @@ def _load_speedups():
         if wanted == '1':
             raise
         return None
-    # The C Runner: RunnerCore's fields and run, with gen.Runner's Python methods.
-    runner_class = type('_CRunner', (module.RunnerCore, Runner), {
-        '__slots__': (), '__doc__': 'The Runner with `run` in C; see Runner.'})
-    module.configure(Future, Return, _PENDING, _FINISHED, moment, _resolved, _thread_state,
-                     _current_loop, runner_class, _MAX_RETURN_DEPTH)
+    module.configure(Future, _DONE_FUTURE_FIELDS, Return, _start_runner, _call_with_callback)
     return module
 
 
@@ -649,7 +673,7 @@ __all__ += [
     'LeakedCallbackError', 'ReturnValueIgnoredError',
 ]
 
-_gen_legacy.configure(Return, _convert_child)
+_gen_legacy.configure(Return, _convert_child, _resume_in_this_stack)
 
 
 def engine(func):
@@ -661,7 +685,8 @@ def engine(func):
     exception is raised into the caller if it ends before it first waits, and otherwise
     reported as a loop callback's would be (logged; it fails an AsyncTestCase).
     """
-    start = coroutine(func)
+    # The function takes its `callback` itself: the wrapper passes it through.
+    start = _python_wrapper(func, replace_callback=False)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):

@@ -249,7 +249,7 @@ class BaseIOStream(object):
         if self._state is CLOSED:
             self._end_pending_read()
             return future
-        future._canceller = self._cancel_read  # set_canceller(), without the call
+        future.set_canceller(self._cancel_read)
         if self._state is OPEN:
             if self._reading_paused:
                 self._resume_reading()
