@@ -345,6 +345,9 @@ def _start_runner(gen, yielded):
 # stack for all threads, as a per-thread one costs a lookup per step: only the thread
 # resolving a Future runs its callbacks, so another thread's entry can at worst make a
 # waiter resume a pass later, never wrongly; each entry is popped as its resolution ends.
+# The Futures of coroutines being resolved as they return, innermost last ([None]: none, so
+# [-1] always reads). One list for all threads: another thread's entry on top can only make
+# a Runner resume through the loop rather than in this stack, and pushes and pops balance.
 _returning = [None]
 
 
