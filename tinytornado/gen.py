@@ -39,7 +39,6 @@ next `yield` that waits.
 from __future__ import absolute_import, division, print_function
 
 import collections
-import datetime
 import functools
 import os
 import sys
@@ -54,7 +53,7 @@ from tinytornado.concurrent import (
     _call_with_result, _done_future, _pending_future, _resolve, chain_future,
     future_set_exc_info, future_set_result_unless_cancelled, is_future,
 )
-from tinytornado.ioloop import IOLoop, _thread_state
+from tinytornado.ioloop import IOLoop, _thread_state, deadline_for
 from tinytornado.log import app_log
 from tinytornado import _gen_legacy
 from tinytornado._gen_legacy import (
@@ -505,10 +504,7 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
             result.set_cancelled()
         return True
 
-    if isinstance(timeout, datetime.timedelta):
-        handle = io_loop.call_later(timeout.total_seconds(), on_timeout)
-    else:
-        handle = io_loop.call_at(timeout, on_timeout)
+    handle = io_loop.call_at(deadline_for(timeout, io_loop), on_timeout)
     # The canceller first: a `future` done already resolves `result` at once, dropping it
     # (set afterwards, it would stay, a cycle through its closure for the collector).
     result.set_canceller(cancel)
