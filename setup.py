@@ -57,7 +57,7 @@ setup(
     cmdclass={'build_ext': optional_build_ext},
     python_requires='>=2.7, !=3.0.*, !=3.1.*, !=3.2.*, !=3.3.*, !=3.4.*, !=3.5.*',
     install_requires=[
-        'six>=1.10',
+        'six>=1.12',  # six.ensure_str
         'backports_abc>=0.5',
         'selectors2>=2.0; python_version < "3"',
         'monotonic>=1.5; python_version < "3"',

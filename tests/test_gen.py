@@ -531,6 +531,18 @@ def test_wait_iterator_yields_in_finishing_order(vloop):
         gen.WaitIterator(Future(), a=Future())
 
 
+def test_wait_iterator_gives_futures_already_done_in_the_arguments_order(vloop):
+    @gen.coroutine
+    def main():
+        seen = []
+        waiter = gen.WaitIterator(*[gen.maybe_future(i * 10) for i in range(20)])
+        while not waiter.done():
+            result = yield waiter.next()
+            seen.append((waiter.current_index, result))
+        raise gen.Return(seen)
+    assert vloop.run_sync(main) == [(i, i * 10) for i in range(20)]
+
+
 def test_maybe_future():
     future = Future()
     assert gen.maybe_future(future) is future

@@ -1,5 +1,5 @@
 """Tornado 5.1's legacy client APIs: ``fetch(..., callback=)`` over the Future path, the
-blocking `HTTPClient`, and the response's repr.
+blocking `HTTPClient`, the response's repr, and `_RequestProxy`.
 
 The servers are test_httpclient's: `CannedServer` (``servers``) on the test's loop, and the
 threaded standard-library server (``http_server``), which the blocking client needs since
@@ -21,6 +21,7 @@ from net_helpers import open_fds
 from tinytornado import gen
 from tinytornado.httpclient import (
     AsyncHTTPClient, HTTPClient, HTTPClientError, HTTPError, HTTPRequest, HTTPResponse,
+    _RequestProxy,
 )
 from tinytornado.httputil import NoResponseError
 from tinytornado.ioloop import IOLoop
@@ -295,3 +296,39 @@ def test_sync_client_that_cannot_be_made_closes_its_loop(no_current_loop):
     # The traceback holds the half-made client: its loop's descriptors are closed anyway.
     assert caught.traceback and open_fds() == before
     assert IOLoop.current(instance=False) is None
+
+
+# --- _RequestProxy ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize('request_kwargs, defaults, name, expected', [
+    (dict(user_agent='foo'), {}, 'user_agent', 'foo'),
+    ({}, dict(network_interface='foo'), 'network_interface', 'foo'),
+    (dict(proxy_host='foo'), dict(proxy_host='bar'), 'proxy_host', 'foo'),
+    ({}, {}, 'auth_username', None),
+    ({}, None, 'auth_username', None),
+    (dict(follow_redirects=False), dict(follow_redirects=True), 'follow_redirects', False),
+], ids=['request', 'default', 'both', 'neither', 'no-defaults', 'false-is-not-none'])
+def test_request_proxy_reads_the_request_then_the_defaults(request_kwargs, defaults, name,
+                                                           expected):
+    proxy = _RequestProxy(HTTPRequest('http://example.com/', **request_kwargs), defaults)
+    assert getattr(proxy, name) == expected
+
+
+def test_request_proxy_has_no_attribute_the_request_lacks():
+    proxy = _RequestProxy(HTTPRequest('http://example.com/'), dict(foo='default'))
+    with pytest.raises(AttributeError):
+        proxy.bar
+
+
+def test_request_proxy_keeps_what_it_was_given():
+    request, defaults = HTTPRequest('http://example.com/', body=b'x'), dict(user_agent='a')
+    proxy = _RequestProxy(request, defaults)
+    assert (proxy.request, proxy.defaults) == (request, defaults)
+    assert (proxy.url, proxy.headers, proxy.body) == (request.url, request.headers, b'x')
+    assert _RequestProxy(request, None).defaults is None
+
+
+def test_a_response_made_from_a_proxy_refers_to_its_request():
+    request = HTTPRequest('http://example.com/')
+    response = HTTPResponse(_RequestProxy(request, {}), 200)
+    assert response.request is request and response.effective_url == 'http://example.com/'

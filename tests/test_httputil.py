@@ -2,8 +2,10 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 import copy
+import gc
 import random
 import re
+import weakref
 import zlib
 
 import pytest
@@ -404,6 +406,31 @@ def test_max_header_size_is_exact_whole_or_bytewise(feed, extra):
         assert read(protocol, head, feed)[-1] == ('EndOfMessage', [])
 
 
+def in_reads(data):
+    """`data` in the 64 KiB pieces a fetch reads."""
+    return [data[i:i + 65536] for i in range(0, len(data), 65536)]
+
+
+@pytest.mark.parametrize('extra', [0, 1, 1000], ids=['at_limit', 'one_over', 'far_over'])
+@pytest.mark.parametrize('feed', FEEDS + [in_reads])
+def test_max_header_size_bounds_a_chunk_size_line_however_it_is_split(feed, extra):
+    # The line, CRLF included, is max_header_size bytes (+ extra): longer than a 64 KiB
+    # read, so that those reads end inside it, as bytewise feeding does.
+    limit = 65536 + 100
+    line = b'5;pad=' + b'p' * (limit - 8 + extra) + b'\r\n'
+    assert len(line) == limit + extra
+    response = (b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n' + line +
+                b'hello\r\n0\r\n\r\n')
+    protocol = sent_protocol(max_header_size=limit)
+    if extra:
+        with pytest.raises(HTTPInputError, match='chunk size line of .* is larger than '
+                                                 'max_header_size'):
+            read(protocol, response, feed)
+    else:
+        assert read(protocol, response, feed)[1:] == [('BodyData', b'hello'),
+                                                      ('EndOfMessage', [])]
+
+
 # --- end of file and the cycle ---------------------------------------------------------------
 
 def test_eof_while_idle_is_connection_closed():
@@ -424,6 +451,36 @@ def test_eof_before_any_response_byte_is_no_response_error():
     with pytest.raises(NoResponseError) as again:
         protocol.next_event()
     assert again.value is first.value
+
+
+def fail(protocol):
+    """The error next_event raises, as text: no exception object stays in this frame."""
+    try:
+        protocol.next_event()
+    except HTTPInputError as e:
+        return '%s: %s' % (e.__class__.__name__, e)
+    pytest.fail('next_event did not raise')
+
+
+def test_a_failed_protocol_is_freed_once_its_error_is_dropped():
+    # The error's traceback holds the parser's frames: if the parser held the error in
+    # turn, the two (and the frames of its caller, a fetch) would wait for the collector.
+    protocol = sent_protocol()
+    assert read(protocol, b'HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\ncut', whole)[1:] == [
+        ('BodyData', b'cut')]
+    protocol.receive_data(b'')
+    gc.collect()
+    gc.disable()
+    try:
+        assert fail(protocol) == ('HTTPInputError: connection closed in the middle of the '
+                                  'response body (received 3 bytes, expected 9)')
+        # Dropped, the error comes again as one of its class and message.
+        assert fail(protocol) == fail(protocol)
+        freed = weakref.ref(protocol)
+        del protocol
+        assert freed() is None
+    finally:
+        gc.enable()
 
 
 def test_eof_after_informational_response_is_not_no_response_error():

@@ -10,7 +10,7 @@ import pytest
 
 from tinytornado import gen
 from tinytornado.concurrent import CancelledError, Future, TimeoutError
-from tinytornado.ioloop import IOLoop, PeriodicCallback
+from tinytornado.ioloop import IOLoop, PeriodicCallback, deadline_for
 from tinytornado.testing import VirtualClock
 
 
@@ -33,6 +33,21 @@ def clock(virtual_clock):
 @pytest.fixture
 def vloop(io_loop, virtual_clock):
     return io_loop
+
+
+def test_deadline_for_reads_a_tornado_timeout_once(vloop, clock):
+    assert deadline_for(None) is None
+    assert deadline_for(250) == 250 and deadline_for(7.5, vloop) == 7.5  # already deadlines
+    clock.advance(20)
+    vloop.make_current()
+    assert deadline_for(datetime.timedelta(seconds=3)) == 123.0  # the current loop's clock
+    other = IOLoop(make_current=False, time_func=VirtualClock(start=5.0))
+    try:
+        assert deadline_for(datetime.timedelta(milliseconds=500), other) == 5.5
+    finally:
+        other.close()
+    with pytest.raises(TypeError):
+        deadline_for('5')
 
 
 def test_callbacks_added_during_a_pass_run_in_the_next(vloop):

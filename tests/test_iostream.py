@@ -405,20 +405,30 @@ def test_more_than_max_buffer_size_closes_with_buffer_full(io_loop):
     writer.close()
 
 
-def test_idle_read_ahead_is_capped_by_max_buffer_size(io_loop):
+def test_idle_read_ahead_stops_at_a_chunk_and_the_writer_waits(io_loop):
+    # Flow control, as in Tornado 5.1: more than max_buffer_size sent to a stream that
+    # reads slowly does not close it; it reads as its reads need, and the sender waits.
     left, right = socket.socketpair()
-    writer, reader = IOStream(left), IOStream(right, max_buffer_size=10000)
-    closed = Future()
-    reader.set_close_callback(lambda: closed.set_result(None))
+    writer, reader = IOStream(left), IOStream(right, max_buffer_size=64 * 1024)
+    payload = os.urandom(4 * MEGABYTE)  # more than the socket pair's kernel buffers hold
+    closed = []
+    reader.set_close_callback(lambda: closed.append(True))  # which watches it idle, too
 
     @gen.coroutine
     def main():
-        writer.write(b'z' * 50000)
-        yield closed
+        sending = writer.write(payload)
+        pieces = [(yield reader.read_bytes(1000))]
+        for _ in range(20):
+            yield gen.moment  # passes in which nothing reads
+        assert (reader.closed(), closed, sending.done()) == (False, [], False)
+        while sum(len(piece) for piece in pieces) < len(payload):
+            pieces.append((yield reader.read_bytes(50000, partial=True)))
+        yield sending
+        raise gen.Return(b''.join(pieces))
 
-    run(io_loop, main)
-    assert isinstance(reader.error, StreamBufferFullError)
+    assert run(io_loop, main) == payload
     writer.close()
+    reader.close()
 
 
 @pytest.mark.parametrize('read', [
@@ -669,7 +679,9 @@ def _drain_in_messages(io_loop, size, message_size):
     """Buffer `size` bytes in a stream, then read them `message_size` at a time;
     returns the bytes the read buffer moved."""
     left, right = socket.socketpair()
-    writer, reader = IOStream(left), IOStream(right, max_buffer_size=2 * size)
+    # An idle stream reads ahead until it holds a chunk: make that more than `size`.
+    writer, reader = IOStream(left), IOStream(right, max_buffer_size=4 * size,
+                                              read_chunk_size=2 * size)
     payload = os.urandom(size)
     closed = Future()
     reader.set_close_callback(lambda: closed.set_result(None))

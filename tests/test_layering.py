@@ -23,8 +23,11 @@ LAYER_ORDER = [
     ('_clock', []),
     ('_compat', ['_clock']),
     ('_configurable', ['_compat']),
+    ('options', ['_compat']),  # and log, open to all: it shares log's logging options.
     ('_timerqueue', []),
     ('_bytebuffer', ['_compat']),
+    ('escape', ['_compat']),
+    ('stack_context', []),
     ('concurrent', ['_compat']),
     ('_poller', ['_compat']),
     ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable']),
@@ -35,6 +38,7 @@ LAYER_ORDER = [
     ('locks', ['_waiters']),
     ('queues', ['_waiters', 'locks']),
     ('netutil', ['gen']),
+    ('util', ['_compat', '_configurable', 'concurrent', 'netutil']),
     ('iostream', ['gen', 'netutil', '_bytebuffer']),
     ('tcpclient', ['iostream', 'netutil']),
     ('tcpserver', ['iostream', 'netutil']),
@@ -45,6 +49,7 @@ LAYER_ORDER = [
     ('_httppool', ['concurrent', '_httperrors']),
     ('_http1connection', ['iostream', 'httputil', '_httperrors', '_httprequest']),
     ('httpclient', ['tcpclient', '_http1connection', '_httppool']),
+    ('simple_httpclient', ['httpclient']),  # 5.1's name for httpclient's AsyncHTTPClient.
     ('crawler', ['httpclient', 'queues', 'tcpserver']),
     ('testing', ['gen', 'netutil']),
     ('pytest_plugin', ['testing']),

@@ -1,5 +1,6 @@
 # -*- coding: utf-8 -*-
-"""tinytornado.log: Tornado 5.1's LogFormatter, enable_pretty_logging and its options.
+"""tinytornado.log: Tornado 5.1's LogFormatter, enable_pretty_logging and its options
+(a LoggingOptions object, or options of a tinytornado.options.OptionParser).
 
 Records go through real handlers into real files; colors are looked up for real, in a
 child process whose stderr is a pseudo-terminal (curses sets up its terminal once per
@@ -27,6 +28,7 @@ from tinytornado.log import (
     LogFormatter, LoggingOptions, define_logging_options, enable_pretty_logging,
     logging_options,
 )
+from tinytornado.options import Error, OptionParser
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(tinytornado.__file__)))
 # One record's output: the prefix between the fake color codes, then the message (and
@@ -286,6 +288,36 @@ def test_define_logging_options_fills_in_what_is_missing():
     assert settings.logging == 'warning'
     assert settings.log_rotate_mode == 'size' and settings.log_to_stderr is None
     assert define_logging_options() is logging_options
+
+
+def test_define_logging_options_on_an_option_parser():
+    parser = OptionParser()
+    assert define_logging_options(parser) is parser
+    assert dict((name, parser[name]) for name in DEFAULTS) == DEFAULTS
+    # Grouped under this module in --help, as Tornado's are under tornado/log.py.
+    assert parser.group_dict(log.define_logging_options.__code__.co_filename) == DEFAULTS
+    parser.parse_command_line(['main.py', '--logging=debug', '--log-to-stderr=false',
+                               '--log_file_max_size=5', '--log-file-prefix=/tmp/x.log'],
+                              final=False)
+    assert (parser.logging, parser.log_to_stderr, parser.log_file_max_size,
+            parser.log_file_prefix) == ('debug', False, 5, '/tmp/x.log')
+    with pytest.raises(Error) as caught:
+        define_logging_options(parser)
+    assert "Option 'logging' already defined in " in str(caught.value)
+
+
+def test_a_final_parse_sets_up_logging_as_the_parser_says(monkeypatch):
+    root = logging.getLogger()
+    monkeypatch.setattr(root, 'handlers', [logging.NullHandler()])
+    monkeypatch.setattr(root, 'level', root.level)
+    parser = define_logging_options(OptionParser())
+    parser.parse_command_line(['main.py', '--logging=debug', '--log-to-stderr'])
+    assert root.level == logging.DEBUG
+    assert formatters_of(root) == [(logging.NullHandler, type(None)),
+                                   (logging.StreamHandler, LogFormatter)]
+    root.handlers = [logging.NullHandler()]
+    parser.parse_command_line(['main.py', '--logging=none'])
+    assert root.level == logging.DEBUG and len(root.handlers) == 1
 
 
 # --- enable_pretty_logging -------------------------------------------------------------------

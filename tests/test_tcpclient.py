@@ -12,7 +12,7 @@ from tinytornado import gen
 from tinytornado.concurrent import Future, TimeoutError
 from tinytornado.iostream import SSLIOStream, StreamClosedError
 from tinytornado.netutil import OverrideResolver, Resolver, bind_sockets
-from tinytornado.tcpclient import TCPClient, _interleave_families
+from tinytornado.tcpclient import TCPClient, _Connector, _interleave_families
 from tinytornado.tcpserver import TCPServer
 
 
@@ -246,3 +246,131 @@ def test_interleave_families_alternates_starting_with_the_first():
     v6 = [(socket.AF_INET6, ('fd00::%d' % i, 80, 0, 0)) for i in range(2)]
     assert _interleave_families(v6 + v4) == [v6[0], v4[0], v6[1], v4[1], v4[2]]
     assert _interleave_families([]) == []
+
+
+def test_split_puts_the_first_entrys_family_first():
+    entries = [(10, 'a'), (2, 'b'), (10, 'c'), (2, 'd'), (30, 'e')]
+    assert _Connector.split(entries) == ([(10, 'a'), (10, 'c')], [(2, 'b'), (2, 'd'), (30, 'e')])
+    assert _Connector.split([(2, 'a'), (2, 'b')]) == ([(2, 'a'), (2, 'b')], [])
+    assert _Connector.split([]) == ([], [])
+
+
+# -- the connector itself, driven by attempts the test resolves ------------------------
+
+class FakeStream(object):
+    def __init__(self, address):
+        self.address = address
+        self.closed = False
+
+    def close(self):
+        self.closed = True
+
+
+class Attempts(object):
+    """The connect function for a _Connector: records each attempt, left pending until
+    the test resolves it."""
+
+    def __init__(self):
+        self.started = []  # addresses, in the order attempted
+        self.streams = {}
+        self.futures = {}
+
+    def __call__(self, af, address):
+        self.started.append(address)
+        stream = self.streams[address] = FakeStream(address)
+        future = self.futures[address] = Future()
+        return stream, future
+
+    def succeed(self, address):
+        self.futures[address].set_result(self.streams[address])
+
+    def fail(self, address):
+        self.futures[address].set_exception(IOError('refused: %s' % address))
+
+    def closed(self):
+        return sorted(address for address, stream in self.streams.items() if stream.closed)
+
+
+V6, V4 = socket.AF_INET6, socket.AF_INET
+DUAL = [(V6, 'a'), (V6, 'b'), (V4, 'c'), (V4, 'd')]
+
+
+def pass_time(io_loop, seconds):
+    io_loop.run_sync(lambda: gen.sleep(seconds))
+
+
+def test_attempts_alternate_families_each_delay_and_a_failure_starts_the_next_at_once(
+        io_loop, virtual_clock):
+    attempts = Attempts()
+    future = _Connector(DUAL, attempts).start(timeout=1.5)
+    assert attempts.started == ['a']
+    pass_time(io_loop, 1.5)
+    assert attempts.started == ['a', 'c']
+    attempts.fail('c')
+    assert attempts.started == ['a', 'c', 'b']
+    pass_time(io_loop, 1.0)
+    assert attempts.started == ['a', 'c', 'b']  # b's delay started afresh
+    attempts.succeed('b')
+    assert future.result() == (V6, 'b', attempts.streams['b'])
+    assert attempts.closed() == ['a', 'c']  # the winner alone stays open
+    assert io_loop.pending_work() == ([], [])
+
+
+def test_every_attempt_failing_fails_with_the_last_error():
+    attempts = Attempts()
+    future = _Connector([(V4, 'a'), (V4, 'b')], attempts).start()
+    attempts.fail('a')
+    assert attempts.started == ['a', 'b']
+    attempts.fail('b')
+    with pytest.raises(IOError) as info:
+        future.result()
+    assert str(info.value) == 'refused: b'
+
+
+def test_a_late_winner_is_closed():
+    attempts = Attempts()
+    connector = _Connector(DUAL, attempts)
+    future = connector.start()
+    connector.on_timeout()  # as the attempt delay would
+    attempts.succeed('c')
+    attempts.succeed('a')
+    assert future.result() == (V4, 'c', attempts.streams['c'])
+    assert attempts.closed() == ['a']
+    connector.on_timeout()
+    assert attempts.started == ['a', 'c']  # done: no more attempts
+
+
+def test_connect_timeout_fails_with_timeout_error_and_closes_every_attempt(
+        io_loop, virtual_clock):
+    attempts = Attempts()
+    connector = _Connector(DUAL, attempts)
+    future = connector.start(timeout=10, connect_timeout=io_loop.time() + 25)
+    attempts.fail('a')
+    pass_time(io_loop, 30)
+    with pytest.raises(TimeoutError):
+        future.result()
+    assert attempts.started == ['a', 'c', 'b', 'd']  # at 0 (a failed at once), 10, 20
+    assert attempts.closed() == ['a', 'b', 'c', 'd']
+    assert connector.streams == set(attempts.streams.values())
+    assert io_loop.pending_work() == ([], [])
+
+
+def test_connect_timeout_after_success_only_clears_up(io_loop):
+    attempts = Attempts()
+    connector = _Connector(DUAL, attempts)
+    future = connector.start(connect_timeout=datetime.timedelta(seconds=60))
+    attempts.succeed('a')
+    connector.on_connect_timeout()
+    assert future.result() == (V6, 'a', attempts.streams['a'])
+    assert attempts.closed() == []
+    assert io_loop.pending_work() == ([], [])
+
+
+def test_cancelling_closes_the_attempts(io_loop):
+    attempts = Attempts()
+    connector = _Connector(DUAL, attempts)
+    future = connector.start()
+    connector.on_timeout()
+    assert future.cancel()
+    assert attempts.closed() == ['a', 'c']
+    assert io_loop.pending_work() == ([], [])

@@ -55,7 +55,11 @@ class ByteBuffer(object):
 
     def adopt(self, chunk):
         """Take the non-empty bytes object `chunk` as the buffer's content, without a copy.
-        The buffer must be empty."""
+        The buffer must be empty.
+
+        A memoryview may be adopted too, if the buffer is only read through `view` and
+        `skip` (`consume` would return a slice of the memoryview, not bytes); its bytes
+        must not change while the buffer holds them."""
         self._data = chunk
         self._start = 0
         self._end = self.size = len(chunk)

@@ -5,6 +5,7 @@ No other module tests the interpreter version: they import the name they need fr
 from __future__ import absolute_import, division, print_function
 
 import array
+import atexit
 import platform
 import sys
 import traceback
@@ -16,7 +17,7 @@ __all__ = [
     'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'exc_clear', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
     'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable', 'UINT64_TYPECODE',
-    'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX',
+    'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX', 'is_finalizing',
 ]
 
 PY2 = six.PY2
@@ -51,6 +52,9 @@ else:
     from time import monotonic  # noqa: F401
     import selectors  # noqa: F401
     import concurrent.futures as futures  # noqa: F401
+    # 3.7+ loads the submodules on first use; Tornado 5.1 had them loaded at import, and
+    # legacy code names futures.thread.ThreadPoolExecutor.
+    import concurrent.futures.thread  # noqa: F401
     from threading import get_ident  # noqa: F401
 
 reraise = six.reraise
@@ -178,3 +182,15 @@ else:
     def latin1_bytes(text):
         """A native str as the wire's bytes; UnicodeEncodeError beyond latin-1."""
         return text.encode('latin-1')
+
+
+if PY2:
+    _shutting_down = []
+    atexit.register(_shutting_down.append, True)
+
+    def is_finalizing():
+        """Whether the interpreter is shutting down: 2.7 has no sys.is_finalizing, so
+        whether the atexit handlers have reached the one registered here."""
+        return bool(_shutting_down)
+else:
+    from sys import is_finalizing  # noqa: F401

@@ -12,12 +12,18 @@ import importlib
 
 from tinytornado._compat import string_types
 
-__all__ = ['Configurable', 'import_class']
+__all__ = ['Configurable', 'import_class', 'import_object']
 
 
 class Configurable(object):
     """A mixin of classmethods; a base defines `configurable_base` and
-    `configurable_default`."""
+    `configurable_default`.
+
+    Tornado 5.1's Configurable (``tinytornado.util.Configurable`` is this class) also had
+    a ``__new__`` that built the configured class and called its ``initialize``. This one
+    has neither: a subclass builds the configured class itself, as `IOLoop`, `Resolver` and
+    `AsyncHTTPClient` do, so calling a base that does not gives an instance of the base.
+    """
 
     _configured = (None, {})  # (class or None for the default, keyword arguments)
 
@@ -60,11 +66,18 @@ class Configurable(object):
     def configured_class(cls):
         """The class calls of the base build now."""
         base = cls.configurable_base()
-        return base._configured[0] or base.configurable_default()
+        return base.configured()[0] or base.configurable_default()
+
+    @classmethod
+    def configured(cls):
+        """``(class or None, keyword arguments)`` as `configure` left them for this base."""
+        # Read from the base's own __dict__: in a hierarchy with a configurable base below
+        # another, the lower base must not inherit the upper one's choice.
+        return cls.configurable_base().__dict__.get('_configured', (None, {}))
 
     @classmethod
     def _save_configuration(cls):
-        return cls.configurable_base()._configured
+        return cls.configured()
 
     @classmethod
     def _restore_configuration(cls, saved):
@@ -72,21 +85,39 @@ class Configurable(object):
 
 
 def import_class(name):
-    """The class a dotted name names; ``tornado.x`` means ``tinytornado.x``.
+    """The class a dotted name names, for `Configurable.configure`: see `import_object`."""
+    if '.' not in name:
+        raise ImportError('cannot import %r: not a dotted name' % (name,))
+    return import_object(name)
 
-    So legacy code that switched its imports keeps its ``configure`` strings. Tornado
-    itself, even if installed, is never tried: its classes are not subclasses of ours.
+
+def import_object(name):
+    """The module or object a dotted name names; ``tornado.x`` means ``tinytornado.x``.
+
+    ``import_object('x.y.z')`` is ``from x.y import z`` (z may be a submodule) and
+    ``import_object('x')`` is ``import x``. So legacy code that switched its imports keeps
+    its ``configure`` strings. Tornado itself, even if installed, is never tried: its
+    classes are not subclasses of ours.
+
+    Raises:
+        ImportError: no module, or no object in it, by that name.
     """
-    path = 'tiny' + name if name.startswith('tornado.') else name
-    module_name, _, class_name = path.rpartition('.')
+    path = 'tiny' + name if name == 'tornado' or name.startswith('tornado.') else name
+    module_name, _, leaf = path.rpartition('.')
+    if not module_name:
+        return _import_module(name, path)
+    module = _import_module(name, module_name)
     try:
-        if not module_name:
-            raise ImportError('not a dotted name')
-        module = importlib.import_module(module_name)
+        return getattr(module, leaf)
+    except AttributeError:
+        if not hasattr(module, '__path__'):  # not a package, so no submodule either
+            raise ImportError('cannot import %r: module %s has no %s'
+                              % (name, module_name, leaf))
+    return _import_module(name, path)
+
+
+def _import_module(name, module_name):
+    try:
+        return importlib.import_module(module_name)
     except ImportError as e:
         raise ImportError('cannot import %r: %s' % (name, e))
-    try:
-        return getattr(module, class_name)
-    except AttributeError:
-        raise ImportError('cannot import %r: module %s has no %s'
-                          % (name, module_name, class_name))

@@ -164,6 +164,19 @@ class Exchange(object):
         if connection is not None:
             connection.stream.close()
 
+    def abandon(self):
+        """The fetch failed or was cancelled: stop the clock, close the connection, let go
+        of the body read so far.
+
+        The exception that ends the fetch keeps this exchange alive through the frames of
+        its traceback, for as long as the caller keeps the exception (or a reference cycle
+        does, until the garbage collector runs): all it may keep is a few small objects.
+        """
+        self.stop_timer()
+        self.drop_connection()
+        self.chunks = []
+        self.decoder = None
+
     def keep_connection(self):
         """The response has ended: the connection if it can carry another request, else
         None (closed). Stops the request's timer either way."""

@@ -8,7 +8,13 @@ host does not hold up the others. With its slot a fetch takes the most recently 
 connection to its origin, or opens one; at the end it gives the slot back, with the
 connection if it can carry another request.
 
-Invariants: every connection is either in use by exactly one fetch or idle here; from the
+The waiting requests of an origin, and the origins taking turns, are ordered dicts: a
+request cancelled or timed out leaves its queue in O(1) from wherever it is (searching a
+deque for it made 10,000 requests that time out together take seconds when they did not
+time out in the order they came).
+
+Invariants: an origin is in turn exactly while it has waiting requests and a slot of its
+own free; every connection is either in use by exactly one fetch or idle here; from the
 loop pass after the one it went idle in, an idle connection has a one-byte read pending,
 so whatever the server sends to it (a close, a reset, stray bytes) retires it; at most
 `max_clients` connections are open, idle ones included (the least recently used idle one
@@ -36,14 +42,13 @@ __all__ = ['ConnectionPool']
 
 class _HostPool(object):
     """The connections to one origin, and the requests waiting for a slot there."""
-    __slots__ = ('key', 'idle', 'active', 'waiting', 'in_turn')
+    __slots__ = ('key', 'idle', 'active', 'waiting')
 
     def __init__(self, key):
         self.key = key
         self.idle = collections.deque()  # most recently used last
         self.active = 0  # slots held: requests in flight or opening a connection
-        self.waiting = collections.deque()  # _SlotRequest, in arrival order
-        self.in_turn = False  # listed in the pool's hosts_in_turn
+        self.waiting = collections.OrderedDict()  # _SlotRequest -> None, in arrival order
 
 
 class _SlotRequest(object):
@@ -85,7 +90,8 @@ class ConnectionPool(object):
         self.active = 0
         self.idle = collections.OrderedDict()  # every idle connection -> its _HostPool,
         #                                        least recently used first
-        self.hosts_in_turn = collections.deque()  # with waiting requests and room of their own
+        # _HostPool -> None: those with waiting requests and room of their own, in turn.
+        self.hosts_in_turn = collections.OrderedDict()
         self.to_watch = []  # connections gone idle in this pass, their read not started yet
         self.closed = False
 
@@ -99,7 +105,7 @@ class ConnectionPool(object):
             self._take_slot(host)
             return host
         waiter = _SlotRequest(self, host)
-        host.waiting.append(waiter)
+        host.waiting[waiter] = None
         self._take_turn(host)
         if self.queue_timeout is not None:
             waiter.timer = self.io_loop.call_later(self.queue_timeout, waiter.time_out)
@@ -117,10 +123,13 @@ class ConnectionPool(object):
         self._serve_waiting()
 
     def stop_waiting(self, waiter):
-        waiter.host.waiting.remove(waiter)
+        host = waiter.host
+        del host.waiting[waiter]
         if waiter.timer is not None:
             self.io_loop.remove_timeout(waiter.timer)
-        self._forget_if_unused(waiter.host)
+        if not host.waiting:
+            self.hosts_in_turn.pop(host, None)
+            self._forget_if_unused(host)
 
     def take_idle(self, host):
         """The most recently used idle connection of `host` that still looks alive, or
@@ -152,17 +161,13 @@ class ConnectionPool(object):
         self.active += 1
 
     def _take_turn(self, host):
-        if host.waiting and not host.in_turn and host.active < self.max_host_clients:
-            host.in_turn = True
-            self.hosts_in_turn.append(host)
+        if host.waiting and host.active < self.max_host_clients:
+            self.hosts_in_turn[host] = None  # where it was, if it is in turn already
 
     def _serve_waiting(self):
         while self.hosts_in_turn and self.active < self.max_clients:
-            host = self.hosts_in_turn.popleft()
-            host.in_turn = False
-            if not host.waiting or host.active >= self.max_host_clients:
-                continue  # it rejoins when one of its own requests ends
-            waiter = host.waiting.popleft()
+            host = self.hosts_in_turn.popitem(last=False)[0]
+            waiter = host.waiting.popitem(last=False)[0]
             if waiter.timer is not None:
                 self.io_loop.remove_timeout(waiter.timer)
             self._take_slot(host)

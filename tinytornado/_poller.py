@@ -1,8 +1,10 @@
 """Readiness polling for the IOLoop: epoll where the OS has it, else the best selector.
 
-Both pollers speak the loop's own event bits (READ=0x001, WRITE=0x004, ERROR=0x018, as
+The pollers speak the loop's own event bits (READ=0x001, WRITE=0x004, ERROR=0x018, as
 Tornado). They are epoll's own bits, so on Linux events pass through untranslated and a
 poll is one C call; elsewhere `selectors` is adapted (it reports errors as readability).
+`SelectPoller`, select() itself, is for the loops that ask for it by name
+(`tinytornado.platform.select.SelectIOLoop`).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +14,7 @@ import select
 
 from tinytornado._compat import EPOLL_TRUNCATES_TIMEOUT, POLL_RAISES_EINTR, selectors
 
-__all__ = ['READ', 'WRITE', 'ERROR', 'make_poller']
+__all__ = ['READ', 'WRITE', 'ERROR', 'SelectPoller', 'make_poller']
 
 READ = 0x001
 WRITE = 0x004
@@ -33,14 +35,14 @@ class _EpollPoller(object):
             # poll without a Python frame.
             self.poll = self._epoll.poll
 
-    def poll(self, timeout):
-        if timeout is None:
-            timeout = -1
-        elif EPOLL_TRUNCATES_TIMEOUT and timeout > 0:
+    def poll(self, delay):
+        if delay is None:
+            delay = -1
+        elif EPOLL_TRUNCATES_TIMEOUT and delay > 0:
             # Whole milliseconds, rounded up; the half keeps float error from truncating.
-            timeout = (math.ceil(timeout * 1000) + 0.5) / 1000.0
+            delay = (math.ceil(delay * 1000) + 0.5) / 1000.0
         try:
-            return self._epoll.poll(timeout)
+            return self._epoll.poll(delay)
         except (IOError, OSError) as e:
             if e.errno != errno.EINTR:
                 raise
@@ -48,10 +50,11 @@ class _EpollPoller(object):
 
 
 class _SelectorPoller(object):
-    """A `selectors` selector that takes and reports the loop's event bits."""
+    """A `selectors` selector (default: the platform's best) that takes and reports the
+    loop's event bits."""
 
-    def __init__(self):
-        self._selector = selectors.DefaultSelector()
+    def __init__(self, selector=None):
+        self._selector = selector if selector is not None else selectors.DefaultSelector()
         self.unregister = self._selector.unregister
         self.close = self._selector.close
 
@@ -61,9 +64,9 @@ class _SelectorPoller(object):
     def modify(self, fd, events):
         self._selector.modify(fd, _selector_mask(events))
 
-    def poll(self, timeout):
+    def poll(self, delay):
         ready = []
-        for key, mask in self._selector.select(timeout):
+        for key, mask in self._selector.select(delay):
             events = 0
             if mask & selectors.EVENT_READ:
                 events |= READ
@@ -71,6 +74,14 @@ class _SelectorPoller(object):
                 events |= WRITE
             ready.append((key.fd, events))
         return ready
+
+
+class SelectPoller(_SelectorPoller):
+    """select() itself, on every system: a poll costs time in proportion to the
+    descriptors watched, and none numbered FD_SETSIZE (1024) or more can be watched."""
+
+    def __init__(self):
+        super(SelectPoller, self).__init__(selectors.SelectSelector())
 
 
 def _selector_mask(events):

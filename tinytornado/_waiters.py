@@ -48,18 +48,14 @@ class Waiters(object):
     def __len__(self):
         return len(self._entries)
 
-    def add(self, timeout=None, value=None):
-        """Queue a new waiter and return its Future.
-
-        Args:
-            timeout: a `datetime.timedelta`, or an absolute deadline on the loop's clock.
-        """
+    def add(self, deadline=None, value=None):
+        """Queue a new waiter, expiring at loop time `deadline` if not None; its Future."""
         future = Future()
         future.set_canceller(functools.partial(self._cancel, future))
         self._entries[future] = value
-        if timeout is not None:
+        if deadline is not None:
             io_loop = IOLoop.current()
-            handle = io_loop.add_timeout(timeout, self._expire, future)
+            handle = io_loop.call_at(deadline, self._expire, future)
             future.add_done_callback(lambda f: io_loop.remove_timeout(handle))
         return future
 

@@ -39,7 +39,6 @@ next `yield` that waits.
 from __future__ import absolute_import, division, print_function
 
 import collections
-import datetime
 import functools
 import os
 import sys
@@ -54,7 +53,7 @@ from tinytornado.concurrent import (
     _call_with_result, _done_future, _pending_future, _resolve, chain_future,
     future_set_exc_info, future_set_result_unless_cancelled, is_future,
 )
-from tinytornado.ioloop import IOLoop, _thread_state
+from tinytornado.ioloop import IOLoop, _thread_state, deadline_for
 from tinytornado.log import app_log
 from tinytornado import _gen_legacy
 from tinytornado._gen_legacy import (
@@ -345,6 +344,9 @@ def _start_runner(gen, yielded):
 # stack for all threads, as a per-thread one costs a lookup per step: only the thread
 # resolving a Future runs its callbacks, so another thread's entry can at worst make a
 # waiter resume a pass later, never wrongly; each entry is popped as its resolution ends.
+# The Futures of coroutines being resolved as they return, innermost last ([None]: none, so
+# [-1] always reads). One list for all threads: another thread's entry on top can only make
+# a Runner resume through the loop rather than in this stack, and pushes and pops balance.
 _returning = [None]
 
 
@@ -485,10 +487,9 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
         if cancel_on_timeout:
             future.cancel()
         if not result.done():
-            try:
-                raise TimeoutError('Timeout')
-            except TimeoutError:
-                result.set_exc_info(sys.exc_info())
+            # Made, not raised: a traceback would keep this frame, and through it the
+            # stack and `result`, alive in a cycle that only the garbage collector frees.
+            result.set_exception(TimeoutError('Timeout'))
 
     def on_done(done):
         io_loop.remove_timeout(handle)
@@ -503,12 +504,11 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
             result.set_cancelled()
         return True
 
-    if isinstance(timeout, datetime.timedelta):
-        handle = io_loop.call_later(timeout.total_seconds(), on_timeout)
-    else:
-        handle = io_loop.call_at(timeout, on_timeout)
-    future.add_done_callback(on_done)
+    handle = io_loop.call_at(deadline_for(timeout, io_loop), on_timeout)
+    # The canceller first: a `future` done already resolves `result` at once, dropping it
+    # (set afterwards, it would stay, a cycle through its closure for the collector).
     result.set_canceller(cancel)
+    future.add_done_callback(on_done)
     return result
 
 
@@ -605,10 +605,10 @@ class WaitIterator(object):
     def __init__(self, *args, **kwargs):
         if args and kwargs:
             raise ValueError('You must provide args or kwargs, not both')
-        if kwargs:
-            self._unfinished = dict((convert_yielded(f), k) for k, f in kwargs.items())
-        else:
-            self._unfinished = dict((convert_yielded(f), i) for i, f in enumerate(args))
+        keyed = kwargs.items() if kwargs else enumerate(args)
+        # Ordered, so that Futures already done come out in the arguments' order (a plain
+        # dict on 2.7 would shuffle them).
+        self._unfinished = collections.OrderedDict((convert_yielded(f), k) for k, f in keyed)
         self._finished = collections.deque()
         self._running_future = None
         self.current_index = self.current_future = None

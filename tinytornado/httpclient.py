@@ -161,11 +161,24 @@ class HTTPRequest(object):
         return '<HTTPRequest %s %s>' % (self.method, self.url)
 
 
+class _RequestProxy(RequestProxy):
+    """Tornado 5.1's (private) name for a request seen through a client's defaults, for
+    code that makes one itself: an attribute the request leaves None reads as its value in
+    `defaults`, or None when `defaults` lacks it or is None. Unlike 5.1's, it reads the
+    request when made, as the fetch's own does; `request` and `defaults` are the two given.
+    """
+
+    def __init__(self, request, defaults):
+        super(_RequestProxy, self).__init__(request, {} if defaults is None else defaults)
+        self.defaults = defaults
+
+
 class HTTPResponse(object):
     """The response to an HTTPRequest (Tornado 5.1's attributes).
 
     Attributes:
-        request: the HTTPRequest fetched (the first one, when redirects were followed).
+        request: the HTTPRequest fetched (the first one, when redirects were followed);
+            given a request proxy (`_RequestProxy`), the request behind it.
         code, reason: the status; 599 when the request failed without a response.
         headers: an HTTPHeaders. A Content-Encoding that was decoded is moved to
             X-Consumed-Content-Encoding.
@@ -181,7 +194,8 @@ class HTTPResponse(object):
     def __init__(self, request, code, headers=None, buffer=None, effective_url=None,
                  error=None, request_time=None, time_info=None, reason=None,
                  start_time=None):
-        self.request = request
+        # A proxy's request: a response made from what a fetch sees refers to what was asked.
+        self.request = request.request if isinstance(request, RequestProxy) else request
         self.code = code
         self.reason = reason or http_client.responses.get(code, 'Unknown')
         self.headers = headers if headers is not None else HTTPHeaders()
@@ -277,7 +291,7 @@ class AsyncHTTPClient(Configurable):
     def _impl_and_kwargs(cls, kwargs):
         if cls is not AsyncHTTPClient:
             return cls, kwargs
-        init_kwargs = dict(AsyncHTTPClient._configured[1])
+        init_kwargs = dict(AsyncHTTPClient.configured()[1])
         init_kwargs.update(kwargs)
         return AsyncHTTPClient.configured_class(), init_kwargs
 
@@ -390,22 +404,19 @@ class AsyncHTTPClient(Configurable):
                 self._pool.release(host, exchange.keep_connection())
             except CancelledError:
                 self._abandon(exchange, slot)
+                slot = None  # it holds the CancelledError, whose traceback holds this frame
                 raise
             except Exception as e:
                 self._abandon(exchange, slot)
-                response = _response(original_request, exchange, e)
-            else:
-                if exchange.redirect:
-                    request = redirected_request(request, exchange.code,
-                                                 exchange.response_headers['Location'])
-                    continue
-                response = _response(original_request, exchange)
-            break
-        if raise_error and response.error:
-            if isinstance(response.error, HTTPClientError):
-                response.error.response = response
-            raise response.error
-        raise gen.Return(response)
+                # Raised here, so that no local names the error once it leaves (Python 3
+                # unbinds `e`; a 2.7 exception holds no traceback): its traceback holds this
+                # frame, and a local naming it would make a cycle keeping the frame (the
+                # exchange, the request's callbacks...) until the garbage collector runs.
+                raise _outcome(_response(original_request, exchange, e), raise_error)
+            if not exchange.redirect:
+                raise _outcome(_response(original_request, exchange), raise_error)
+            request = redirected_request(request, exchange.code,
+                                         exchange.response_headers['Location'])
 
     def _fetch_with_callback(self, request, callback, raise_error, kwargs):
         warnings.warn('the callback argument of AsyncHTTPClient.fetch is deprecated: use '
@@ -424,8 +435,7 @@ class AsyncHTTPClient(Configurable):
     def _abandon(self, exchange, slot):
         """An error or a cancellation: close what the exchange had open, give back the slot."""
         if exchange is not None:
-            exchange.stop_timer()
-            exchange.drop_connection()
+            exchange.abandon()
         if slot.__class__ is Future:
             # Granted while this coroutine waited to resume, the slot is held all the same.
             slot = slot.result() if _granted(slot) else None
@@ -446,6 +456,16 @@ def _callback_response(future, request):
 
 def _granted(slot):
     return slot.done() and not slot.cancelled() and slot.exception() is None
+
+
+def _outcome(response, raise_error):
+    """What the fetch raises to end with `response`: its error (raise_error), or Return."""
+    error = response.error if raise_error else None
+    if not error:
+        return gen.Return(response)
+    if isinstance(error, HTTPClientError):
+        error.response = response
+    return error
 
 
 def _response(request, exchange, error=None):

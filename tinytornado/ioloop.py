@@ -59,7 +59,7 @@ from tinytornado.concurrent import (
 )
 from tinytornado.log import app_log
 
-__all__ = ['IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
+__all__ = ['deadline_for', 'IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
 
 _COMPACT_MIN_CANCELLED = 512
 # A timer's handle is a number, unique in the process (so a handle given to another loop's
@@ -125,7 +125,7 @@ class IOLoop(Configurable):
         # the object.__init__ Python calls next does nothing.
         if cls is IOLoop:
             cls = IOLoop.configured_class()
-            configured_kwargs = IOLoop._configured[1]
+            configured_kwargs = IOLoop.configured()[1]
             if configured_kwargs:
                 kwargs = dict(configured_kwargs, **kwargs)
         loop = object.__new__(cls)
@@ -358,11 +358,7 @@ class IOLoop(Configurable):
 
     def add_timeout(self, deadline, callback, *args):
         """Run `callback(*args)` at `deadline`: loop time (`self.time()`) or a timedelta."""
-        if isinstance(deadline, datetime.timedelta):
-            return self.call_later(deadline.total_seconds(), callback, *args)
-        if isinstance(deadline, numbers.Real):
-            return self.call_at(deadline, callback, *args)
-        raise TypeError('unsupported deadline %r: use loop time or a timedelta' % (deadline,))
+        return self.call_at(deadline_for(deadline, self), callback, *args)
 
     def call_later(self, delay, callback, *args):
         """Run `callback(*args)` after `delay` seconds; returns a handle for remove_timeout."""
@@ -414,9 +410,11 @@ class PollIOLoop(IOLoop):
     Args:
         make_current: as for `IOLoop.initialize`.
         time_func: the loop's clock, a callable returning seconds (default: monotonic).
+        impl: the poller, one of `_poller`'s (default: the best the platform has), as
+            Tornado 5.1's subclasses pass it.
     """
 
-    def initialize(self, make_current=None, time_func=None):
+    def initialize(self, make_current=None, time_func=None, impl=None):
         self.time = time_func or monotonic
         self._advance_clock = getattr(time_func, 'advance', None)
         self._callbacks = collections.deque()
@@ -424,7 +422,7 @@ class PollIOLoop(IOLoop):
         # handle -> callback and handle -> args (only when there are some), live timers only
         self._timer_callbacks = {}
         self._timer_args = {}
-        self._poller = make_poller()
+        self._poller = make_poller() if impl is None else impl
         self._handlers = {}
         self._thread_ident = None
         self._waker = _Waker()
@@ -553,13 +551,13 @@ class PollIOLoop(IOLoop):
 
     def _wait(self):
         """Poll, waiting until the first deadline, or for I/O if there is no timer."""
-        timeout = self._time_to_next_timer()
-        if self._advance_clock is not None and timeout:
+        delay = self._time_to_next_timer()
+        if self._advance_clock is not None and delay:
             ready = self._poller.poll(0)
             if not ready:
-                self._advance_clock(timeout)
+                self._advance_clock(delay)
             return ready
-        return self._poller.poll(timeout)
+        return self._poller.poll(delay)
 
     def _time_to_next_timer(self):
         timers = self._timers
@@ -685,6 +683,22 @@ class PeriodicCallback(object):
             # deadline. A small step back (a clock adjusted by NTP) is not worth a change
             # of schedule.
             self._next_timeout += period
+
+
+def deadline_for(timeout, io_loop=None):
+    """The loop time a Tornado-style `timeout` argument names, or None for None.
+
+    Tornado's waits (`add_timeout`, `gen.with_timeout`, queue and lock waits) take either
+    a `datetime.timedelta`, counted from now on `io_loop`'s clock (the current loop's by
+    default), or a number, which already is a deadline. Public signatures keep that
+    `timeout`; everything below them takes the `deadline` this returns.
+    """
+    if timeout is None or isinstance(timeout, numbers.Real):
+        return timeout
+    if isinstance(timeout, datetime.timedelta):
+        return (io_loop or IOLoop.current()).time() + timeout.total_seconds()
+    raise TypeError('unsupported timeout %r: use a loop time (IOLoop.time()) or a '
+                    'datetime.timedelta' % (timeout,))
 
 
 def _fileno(fd):

@@ -16,15 +16,21 @@ Fast without losing bytes:
 - The socket is registered with the loop once, when the stream first has to wait, and
   stays registered for reading until it closes (with nothing to read, that is how a close
   by the peer is noticed); only WRITE interest is switched, when the kernel's send buffer
-  fills and drains. A read costs no selector call.
+  fills and drains. A read costs no selector call. The exception is flow control, below.
 - Bytes leave the read buffer only when a read is satisfied, so a cancelled read (a
   timeout, say) loses nothing: the next read gets them.
+
+Flow control, as in Tornado 5.1: with no read pending, a stream reads at most a chunk
+(`read_chunk_size`) ahead, then stops watching the socket, whose unread bytes fill the
+kernel's buffers and so stop the sender, until a read needs more bytes or reads leave less
+than a chunk buffered. Meanwhile a close by the peer waits to be seen, as bytes do.
 
 Closing: `close()` fails the pending read with `StreamClosedError`, whose `real_error`
 is the cause (also kept as `error`), except that `read_until_close` gets the buffered
 bytes when the close was clean. A read the buffer can satisfy still succeeds after the
 close. The peer closing or resetting the connection, a read that cannot be satisfied
-within its `max_bytes`, and more than `max_buffer_size` unread bytes all close the stream.
+within its `max_bytes`, and a pending read that needs more than `max_buffer_size` bytes
+buffered all close the stream.
 
 Legacy ``callback=`` (and ``streaming_callback=``) arguments are adapters over the same
 Futures: the method returns None and the callback runs in a later loop pass once the
@@ -80,6 +86,10 @@ _READ, _WRITE = IOLoop.READ, IOLoop.WRITE
 # An error or hang-up (a pipe's writer gone) is met as a read would meet it: a recv tells
 # EOF or the error. epoll reports it alone for pipes, and ignoring it would spin the loop.
 _READABLE = IOLoop.READ | IOLoop.ERROR
+# What a stream whose reading is paused watches for reading: nothing, not even errors,
+# which select() and `selectors` can only watch as readability. It meets them when a
+# read resumes it, as Tornado 5.1's streams do on select().
+_PAUSED = 0
 
 # What _PendingRead.complete returns while the buffer cannot satisfy the read.
 _NOT_YET = object()
@@ -119,7 +129,8 @@ class BaseIOStream(object):
     used here (fileno, recv, recv_into, send, close), as PipeIOStream's.
 
     Args:
-        max_buffer_size: the most unread bytes held before the stream fails (100 MB).
+        max_buffer_size: the most bytes a pending read may need buffered; more close the
+            stream (100 MB). With no read pending it reads only a chunk ahead.
         read_chunk_size: the most bytes one recv asks for (64 KB).
         max_write_buffer_size: the most unsent bytes `write` accepts (unlimited).
     """
@@ -148,6 +159,8 @@ class BaseIOStream(object):
         self._bytes_written = self._bytes_sent = 0
         self._recv_size = min(_FIRST_RECV_SIZE, self.read_chunk_size)
         self._socket_drained = False
+        # True while reading is paused: a chunk read ahead waits, and nothing asks for more.
+        self._reading_paused = False
         self._connect_future = None
         self._close_callback = None
 
@@ -230,12 +243,16 @@ class BaseIOStream(object):
         self._pending_read = read
         # Most reads find the buffer empty (the last one took it all): no need to look.
         if self._read_buffer.size >= read.min_bytes and self._satisfy_from_buffer():
+            if self._reading_paused and self._read_buffer.size < self.read_chunk_size:
+                self._resume_reading()
             return future
         if self._state is CLOSED:
             self._end_pending_read()
             return future
         future.set_canceller(self._cancel_read)
         if self._state is OPEN:
+            if self._reading_paused:
+                self._resume_reading()
             if not self._socket_drained:
                 self._read_from_socket()
             if self._pending_read is read and not self._interest & _READ:
@@ -297,12 +314,16 @@ class BaseIOStream(object):
                     read.future.set_result(chunk)  # not cancelled: see _satisfy_from_buffer
                     return
                 buffer.adopt(chunk)
-            if read is not None and self._satisfy_from_buffer():
+            if read is None:
+                if buffer.size >= self.read_chunk_size:
+                    self._pause_reading()
+                return
+            if self._satisfy_from_buffer():
                 return
             if buffer.size > self.max_buffer_size:
                 self._close_buffer_full()
                 return
-            if read is None or self._socket_drained:
+            if self._socket_drained:
                 return
 
     def _read_into_view(self, read):
@@ -364,6 +385,18 @@ class BaseIOStream(object):
             future_set_exception_unless_cancelled(read.future, self._closed_error())
         else:
             future_set_result_unless_cancelled(read.future, read.take(self._read_buffer, size))
+
+    def _pause_reading(self):
+        """Flow control, as in Tornado 5.1: a chunk read ahead with no read pending is
+        enough. The rest stays in the kernel, whose buffers fill and stop the peer, until
+        a read needs more (then `_resume_reading`)."""
+        if not self._reading_paused:
+            self._reading_paused = True
+            self._update_interest()
+
+    def _resume_reading(self):
+        self._reading_paused = False
+        self._update_interest()
 
     def _close_buffer_full(self):
         error = StreamBufferFullError('Reached maximum read buffer size (%d bytes)'
@@ -472,14 +505,18 @@ class BaseIOStream(object):
     def _wanted_events(self):
         if self._state is CONNECTING:
             return _WRITE
-        return _READ | _WRITE if self._bytes_written != self._bytes_sent else _READ
+        reading = _PAUSED if self._reading_paused else _READ
+        return reading | _WRITE if self._bytes_written != self._bytes_sent else reading
 
     def _update_interest(self):
-        """Tell the loop what the stream waits for now; registers it on first need."""
+        """Tell the loop what the stream waits for now; registers it on first need, and
+        unregisters it while it waits for nothing (reading paused, nothing to send)."""
         events = self._wanted_events()
         if events == self._interest:
             return
-        if self._interest:
+        if not events:
+            self.io_loop.remove_handler(self._fileno)
+        elif self._interest:
             self.io_loop.update_handler(self._fileno, events)
         else:
             self.io_loop.add_handler(self._fileno, self._handle_events, events)
@@ -1181,3 +1218,67 @@ def _is_connected(sock):
     except socket.error:
         return False
     return True
+
+
+# -- Tornado 5.1's private buffer, for the code that imports it ---------------------------
+
+class _StreamBuffer(object):
+    """Tornado 5.1's private FIFO of bytes (its write buffer): `append` at the back, `peek`
+    and `advance` at the front, ``len()``. Our streams use a ByteBuffer instead; this is
+    for legacy code (and Tornado's own tests) that imports it.
+
+    As in 5.1, a piece larger than `_large_buf_threshold` bytes is kept by reference, not
+    copied, so it must not change while buffered; smaller pieces are gathered into
+    segments of about that size. `_buffers` holds the segments, each a ByteBuffer.
+    """
+    _large_buf_threshold = 2048
+
+    def __init__(self):
+        self._buffers = collections.deque()
+        self._size = 0
+        self._last_is_large = False  # only the last segment may take more pieces
+
+    def __len__(self):
+        return self._size
+
+    def append(self, data):
+        """Add `data` (bytes, bytearray or memoryview) at the end."""
+        size = len(data)
+        if not size:
+            return
+        buffers = self._buffers
+        if size > self._large_buf_threshold:
+            segment = ByteBuffer()
+            segment.adopt(memoryview(data))
+            buffers.append(segment)
+            self._last_is_large = True
+        else:
+            if (not buffers or self._last_is_large or
+                    buffers[-1].size >= self._large_buf_threshold):
+                buffers.append(ByteBuffer())
+                self._last_is_large = False
+            buffers[-1].append(data)
+        self._size += size
+
+    def peek(self, size):
+        """A memoryview of at most `size` (> 0) bytes from the front: fewer if the first
+        segment holds fewer, none if the buffer is empty. Valid until the next call."""
+        if size <= 0:
+            raise ValueError('peek needs a positive size: %r' % (size,))
+        if not self._buffers:
+            return memoryview(b'')
+        return self._buffers[0].view()[:size]
+
+    def advance(self, size):
+        """Drop `size` bytes from the front: at least one, at most len(self)."""
+        if not 0 < size <= self._size:
+            raise ValueError('cannot advance %r bytes in a buffer of %d' % (size, self._size))
+        self._size -= size
+        buffers = self._buffers
+        while size:
+            first = buffers[0]
+            step = min(size, first.size)
+            first.skip(step)
+            size -= step
+            if not first.size:
+                buffers.popleft()

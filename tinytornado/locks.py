@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 from tinytornado import gen
 from tinytornado._waiters import Waiters, resolved_future
 from tinytornado.concurrent import future_set_result_unless_cancelled
+from tinytornado.ioloop import deadline_for
 
 __all__ = ['Event', 'Condition', 'Semaphore', 'BoundedSemaphore', 'Lock']
 
@@ -61,7 +62,7 @@ class Event(object):
         """
         if self._value:
             return resolved_future(None)
-        return self._waiters.add(timeout)
+        return self._waiters.add(deadline_for(timeout))
 
 
 class Condition(object):
@@ -81,7 +82,7 @@ class Condition(object):
 
     def wait(self, timeout=None):
         """A Future resolved with True when notified, or with False at `timeout`."""
-        return self._waiters.add(timeout)
+        return self._waiters.add(deadline_for(timeout))
 
     def notify(self, n=1):
         """Wake the `n` longest-waiting coroutines (fewer if fewer are waiting)."""
@@ -166,7 +167,7 @@ class Semaphore(object):
         if self._value > 0:
             self._value -= 1
             return resolved_future(_ReleasingContextManager(self))
-        return self._waiters.add(timeout)
+        return self._waiters.add(deadline_for(timeout))
 
     __enter__ = __exit__ = _refuse_bare_with
     __aenter__ = _acquire_for_async_with

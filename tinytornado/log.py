@@ -7,15 +7,18 @@ and Tornado 5.1's log formatting.
 
 `LogFormatter` writes Tornado's lines (``[E 240101 12:00:00 module:42] message``, in color
 on a terminal that has colors) and never fails over a message's encoding.
-`enable_pretty_logging` sets up the root logger with it, from settings that Tornado reads
-from ``tornado.options``: tinytornado has no options module, so they live in a
-`LoggingOptions` object, `logging_options` by default.
+`enable_pretty_logging` sets up the root logger with it, from Tornado's logging settings:
+by default those of `logging_options`, a `LoggingOptions` object, which is also where
+`tinytornado.options.options` keeps its logging options (``--logging=debug``...).
 
 Every tinytornado module imports this one: it imports nothing of tinytornado's but
-_compat, and the modules only logging setup needs are imported when it is done.
+_compat, and the modules only logging setup needs are imported when it is done. So it
+cannot read ``tinytornado.options.options`` as Tornado's log module does; the options
+module, which imports this one, shares `logging_options` instead.
 """
 from __future__ import absolute_import, division, print_function
 
+import functools
 import logging
 import string
 import sys
@@ -152,18 +155,28 @@ def _parse_bool(text):
     return text.lower() not in ('false', 'f', '0', 'no', 'off', '')
 
 
-# The settings of enable_pretty_logging, with Tornado's names, defaults and types.
+# The settings of enable_pretty_logging: Tornado's names, defaults, types and metavars,
+# and what ``--help`` says of them when they are command-line options.
 _OPTIONS = (
-    ('logging', 'info', str),
-    ('log_to_stderr', None, _parse_bool),
-    ('log_file_prefix', None, str),
-    ('log_file_max_size', 100 * 1000 * 1000, int),
-    ('log_file_num_backups', 10, int),
-    ('log_rotate_when', 'midnight', str),
-    ('log_rotate_interval', 1, int),
-    ('log_rotate_mode', 'size', str),
+    ('logging', 'info', str, 'debug|info|warning|error|none',
+     "the level of the root logger; 'none' leaves logging as it was set up"),
+    ('log_to_stderr', None, bool, None,
+     'log to stderr (in color on a terminal); by default only if no log file is given '
+     'and nothing else is set up to log'),
+    ('log_file_prefix', None, str, 'PATH',
+     'the path of a log file to write as well; each process needs its own (put the '
+     'port in it, say)'),
+    ('log_file_max_size', 100 * 1000 * 1000, int, None,
+     'how many bytes the log file may hold before it is rotated (--log-rotate-mode=size)'),
+    ('log_file_num_backups', 10, int, None, 'how many rotated log files to keep'),
+    ('log_rotate_when', 'midnight', str, None,
+     "the unit of --log-rotate-interval: 'S', 'M', 'H', 'D', 'W0'-'W6' or 'midnight'"),
+    ('log_rotate_interval', 1, int, None,
+     'rotate the log file every this many units (--log-rotate-mode=time)'),
+    ('log_rotate_mode', 'size', str, None, "rotate the log file by 'size' or by 'time'"),
 )
-_PARSERS = dict((name, parse) for name, _, parse in _OPTIONS)
+_PARSERS = dict((name, _parse_bool if option_type is bool else option_type)
+                for name, _, option_type, _, _ in _OPTIONS)
 
 
 class LoggingOptions(object):
@@ -190,7 +203,7 @@ class LoggingOptions(object):
         unknown = sorted(set(values) - set(_PARSERS))
         if unknown:
             raise TypeError('unknown logging option(s): %s' % ', '.join(unknown))
-        for name, default, _ in _OPTIONS:
+        for name, default, _, _, _ in _OPTIONS:
             setattr(self, name, values.get(name, default))
 
     def set_from_text(self, name, text):
@@ -210,26 +223,46 @@ class LoggingOptions(object):
 
     def __repr__(self):
         return 'LoggingOptions(%s)' % ', '.join(
-            '%s=%r' % (name, getattr(self, name)) for name, _, _ in _OPTIONS)
+            '%s=%r' % (name, getattr(self, name)) for name, _, _, _, _ in _OPTIONS)
 
 
-# What enable_pretty_logging() reads when given no options: tornado.options.options' part.
+# What enable_pretty_logging() reads when given no options: Tornado reads
+# tornado.options.options, whose logging options keep their values here.
 logging_options = LoggingOptions()
 
 
 def define_logging_options(options=None):
-    """Give `options` (any object; None for `logging_options`) every logging setting it
-    does not have yet, with Tornado's default, and return it.
+    """Give `options` Tornado's logging settings, with their defaults, and return it.
 
-    Tornado defines them as command-line options of its option parser; with no such
-    parser here, they are plain attributes, which `enable_pretty_logging` reads.
+    An option parser (a `tinytornado.options.OptionParser`: anything with ``define`` and
+    ``add_parse_callback``) gets them as options, and ``enable_pretty_logging(options)``
+    as a parse callback, as Tornado 5.1 does; any other object gets each setting it does
+    not have yet as a plain attribute. None means `logging_options`, which has them
+    already, and where ``tinytornado.options.options`` keeps them.
+
+    Raises:
+        tinytornado.options.Error: the parser has an option of one of these names.
     """
     if options is None:
         return logging_options
-    for name, default, _ in _OPTIONS:
-        if not hasattr(options, name):
-            setattr(options, name, default)
+    if hasattr(options, 'define'):
+        _define_on_parser(options)
+    else:
+        _fill_in_defaults(options)
     return options
+
+
+def _define_on_parser(parser):
+    for name, default, option_type, metavar, help_text in _OPTIONS:
+        parser.define(name, default=default, type=option_type, metavar=metavar,
+                      help=help_text)
+    parser.add_parse_callback(functools.partial(enable_pretty_logging, parser))
+
+
+def _fill_in_defaults(settings):
+    for name, default, _, _, _ in _OPTIONS:
+        if not hasattr(settings, name):
+            setattr(settings, name, default)
 
 
 def enable_pretty_logging(options=None, logger=None):

@@ -60,7 +60,7 @@ class _ConfigurableResolver(type):
     def __call__(cls, *args, **kwargs):
         if cls is Resolver:
             cls = Resolver.configured_class()
-            kwargs = dict(Resolver._configured[1], **kwargs)
+            kwargs = dict(Resolver.configured()[1], **kwargs)
         return type.__call__(cls, *args, **kwargs)
 
 

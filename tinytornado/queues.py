@@ -19,6 +19,7 @@ import collections
 import heapq
 
 from tinytornado._waiters import Waiters, resolved_future
+from tinytornado.ioloop import deadline_for
 from tinytornado.locks import Event
 
 __all__ = ['Queue', 'PriorityQueue', 'LifoQueue', 'QueueEmpty', 'QueueFull']
@@ -107,7 +108,7 @@ class Queue(object):
         try:
             self.put_nowait(item)
         except QueueFull:
-            return self._putters.add(timeout, item)
+            return self._putters.add(deadline_for(timeout), item)
         return resolved_future(None)
 
     def put_nowait(self, item):
@@ -134,7 +135,7 @@ class Queue(object):
         try:
             return resolved_future(self.get_nowait())
         except QueueEmpty:
-            return self._getters.add(timeout)
+            return self._getters.add(deadline_for(timeout))
 
     def get_nowait(self):
         """Remove and return the next item without waiting.

@@ -59,7 +59,7 @@ class TCPClient(object):
         addresses = yield _within(deadline, self.resolver.resolve(host, port, af))
         connector = _Connector(addresses, functools.partial(
             self._create_stream, max_buffer_size, source_ip, source_port))
-        stream = yield _within(deadline, connector.start())
+        _, _, stream = yield connector.start(connect_timeout=deadline)
         if ssl_options is not None:
             stream = yield _within(deadline, stream.start_tls(
                 False, ssl_options=ssl_options, server_hostname=host))
@@ -94,61 +94,115 @@ def _within(deadline, future):
 
 
 class _Connector(object):
-    """Tries `addresses` until one connects; see the module docstring.
+    """Tries the (af, address) pairs of `addrinfo` until one connects; see the module
+    docstring. `connect(af, address)` returns ``(stream, connect_future)``.
 
-    `create(af, address)` returns ``(stream, connect_future)``.
+    It has the names of Tornado 5.1's private connector, for legacy code that drives one
+    (`split`, `start`, `on_timeout`, `on_connect_timeout`, `clear_timeouts`,
+    `close_streams`, `streams`), but not its order of attempts: 5.1 keeps one attempt per
+    family in flight and starts a family's next address only when its last one fails,
+    so one black-holed address stalls its family until the system gives up on it.
     """
 
-    def __init__(self, addresses, create):
-        self.addresses = collections.deque(_interleave_families(addresses))
-        self.create = create
+    def __init__(self, addrinfo, connect):
         self.io_loop = IOLoop.current()
+        self.connect = connect
+        self.addresses = collections.deque(_interleave_families(addrinfo))
         self.future = Future()
         self.future.set_canceller(self._cancel)
-        self.attempts = set()  # the streams still connecting
+        # Every stream made but the winner, failed ones too: close_streams closes them.
+        self.streams = set()
+        self.connecting = 0  # attempts not done yet
         self.last_error = None
-        self.timer = None
+        self.attempt_delay = _ATTEMPT_DELAY
+        self.timeout = None  # the timer that starts the next attempt
+        self.connect_timeout = None  # the timer that gives up
 
-    def start(self):
+    @staticmethod
+    def split(addrinfo):
+        """``(primary, secondary)``: the entries of the first entry's family, and the
+        others, each list in `addrinfo`'s order."""
+        if not addrinfo:
+            return [], []
+        primary_family = addrinfo[0][0]
+        primary = [entry for entry in addrinfo if entry[0] == primary_family]
+        secondary = [entry for entry in addrinfo if entry[0] != primary_family]
+        return primary, secondary
+
+    def start(self, timeout=_ATTEMPT_DELAY, connect_timeout=None):
+        """Start connecting; a Future of ``(af, address, stream)`` for the first attempt
+        that connects. Cancelling it closes every attempt.
+
+        Args:
+            timeout: seconds an attempt may go on before the next starts beside it.
+            connect_timeout: when to give up, a deadline (`IOLoop.time()`) or a
+                timedelta from now: the Future fails with TimeoutError and the
+                attempts close.
+        """
+        self.attempt_delay = timeout
+        if connect_timeout is not None:
+            self.connect_timeout = self.io_loop.add_timeout(connect_timeout,
+                                                            self.on_connect_timeout)
         self._try_next()
         return self.future
 
+    def on_timeout(self):
+        """The attempt delay passed: start the next address beside the pending ones."""
+        if not self.future.done():
+            self._try_next()
+
+    def on_connect_timeout(self):
+        """Give up: fail with TimeoutError (unless done already), close the attempts."""
+        if not self.future.done():
+            self.future.set_exception(TimeoutError('Timed out connecting'))
+        self._stop()
+
+    def clear_timeouts(self):
+        for handle in (self.timeout, self.connect_timeout):
+            if handle is not None:
+                self.io_loop.remove_timeout(handle)
+        self.timeout = self.connect_timeout = None
+
+    def close_streams(self):
+        for stream in self.streams:
+            stream.close()
+
     def _try_next(self):
-        if self.timer is not None:
-            self.io_loop.remove_timeout(self.timer)
-            self.timer = None
+        if self.timeout is not None:
+            self.io_loop.remove_timeout(self.timeout)
+            self.timeout = None
         if not self.addresses:
-            if not self.attempts:
+            if not self.connecting:
                 self._fail()
             return
         af, address = self.addresses.popleft()
         try:
-            stream, connecting = self.create(af, address)
+            stream, connecting = self.connect(af, address)
         except (socket.error, IOError, OSError) as e:
             self.last_error = e  # e.g. this host has no IPv6
             self._try_next()
             return
-        self.attempts.add(stream)
-        self.timer = self.io_loop.call_later(_ATTEMPT_DELAY, self._try_next)
-        connecting.add_done_callback(functools.partial(self._on_attempt_done, stream))
+        self.streams.add(stream)
+        self.connecting += 1
+        self.timeout = self.io_loop.call_later(self.attempt_delay, self.on_timeout)
+        connecting.add_done_callback(
+            functools.partial(self._on_attempt_done, af, address, stream))
 
-    def _on_attempt_done(self, stream, connecting):
-        self.attempts.discard(stream)
+    def _on_attempt_done(self, af, address, stream, connecting):
+        self.connecting -= 1
         error = connecting.exception()  # taken even from a loser, so it is not logged
         if self.future.done():
             stream.close()
         elif error is None:
-            self._finish(stream)
+            self.streams.discard(stream)
+            self.future.set_result((af, address, stream))
+            self._stop()
         else:
             self.last_error = error
             self._try_next()
 
     # Each ending resolves the Future before closing the other attempts, whose connect
     # Futures then fail and find it done.
-
-    def _finish(self, stream):
-        self.future.set_result(stream)
-        self._stop()
 
     def _fail(self):
         self.future.set_exception(self.last_error or IOError('no addresses to connect to'))
@@ -160,23 +214,15 @@ class _Connector(object):
         return True
 
     def _stop(self):
-        """No more attempts: cancel the timer and close the streams still connecting."""
+        """No more attempts: cancel the timers and close the streams still connecting."""
         self.addresses.clear()
-        if self.timer is not None:
-            self.io_loop.remove_timeout(self.timer)
-            self.timer = None
-        attempts, self.attempts = self.attempts, set()
-        for stream in attempts:
-            stream.close()
+        self.clear_timeouts()
+        self.close_streams()
 
 
 def _interleave_families(addresses):
     """First of the first family, first of the other, second of the first..."""
-    if not addresses:
-        return []
-    first_family = addresses[0][0]
-    primary = [entry for entry in addresses if entry[0] == first_family]
-    secondary = [entry for entry in addresses if entry[0] != first_family]
+    primary, secondary = _Connector.split(addresses)
     order = []
     for index in range(max(len(primary), len(secondary))):
         order.extend(group[index] for group in (primary, secondary) if index < len(group))

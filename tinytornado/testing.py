@@ -261,10 +261,10 @@ class AsyncTestCase(unittest.TestCase):
         result, self.__stop_args = self.__stop_args, None
         return result
 
-    def __time_out(self, timeout):
+    def __time_out(self, delay):
         try:
             raise self.failureException(
-                'Async operation timed out after %s seconds' % timeout)
+                'Async operation timed out after %s seconds' % delay)
         except self.failureException:
             self.__failure = sys.exc_info()
         self.stop()
@@ -310,20 +310,20 @@ def gen_test(func=None, timeout=None):
 gen_test.__test__ = False  # not a test itself, whatever nose's name matching says
 
 
-def run_test_coroutine(io_loop, timeout, func, *args):
+def run_test_coroutine(io_loop, delay, func, *args):
     """Run ``func(*args)`` as a coroutine on `io_loop` and return its result.
 
     What `gen_test` and the pytest plugin do. `func` is a generator function, a
     coroutine, a native coroutine function (run as `gen` runs one it is given), or a
-    plain function; `timeout` is in seconds (None for `get_async_test_timeout()`). To
+    plain function; it may run `delay` seconds (None for `get_async_test_timeout()`). To
     pass keyword arguments, wrap the call in a lambda or a partial.
 
     Raises:
         TimeoutError: the coroutine ran longer; it has been cancelled, and the message
             lists the yields it was suspended at, outermost first.
     """
-    if timeout is None:
-        timeout = get_async_test_timeout()
+    if delay is None:
+        delay = get_async_test_timeout()
     started = []
 
     def start():
@@ -332,14 +332,14 @@ def run_test_coroutine(io_loop, timeout, func, *args):
 
     # run_sync waits for the cancelled coroutine to finish; one that ignores its
     # cancellation must not hang the test run.
-    watchdog = io_loop.call_later(timeout + _CANCEL_GRACE, io_loop.stop)
+    watchdog = io_loop.call_later(delay + _CANCEL_GRACE, io_loop.stop)
     try:
-        return io_loop.run_sync(start, timeout=timeout)
+        return io_loop.run_sync(start, timeout=delay)
     except TimeoutError as e:
         future = started[0]
         if future.done() and not future.cancelled() and future.exception() is e:
             raise  # The test's own TimeoutError, not ours.
-        message = _timeout_message(timeout, future)
+        message = _timeout_message(delay, future)
     finally:
         io_loop.remove_timeout(watchdog)
     # Raised outside the except block, so Python 3 does not chain run_sync's error.
@@ -358,8 +358,8 @@ def _test_future(result):
     return future
 
 
-def _timeout_message(timeout, future):
-    message = 'Test timed out after %s seconds' % timeout
+def _timeout_message(delay, future):
+    message = 'Test timed out after %s seconds' % delay
     if not future.done():
         return message + ' and ignored its cancellation'
     if not future.cancelled():

@@ -1,0 +1,211 @@
+"""How late 10,000 fetches that time out together hear of it (issue 19, item 6).
+
+    python benchmarks/timeouts.py [--fetches 10000] [--rounds 5] [--implementations ...]
+
+Each fetch is wrapped in a timeout and sent to a server that never answers (a listening
+socket nobody accepts from: the kernel's backlog completes the connections). At most 10
+are in flight, the rest wait in the client's queue (but see `all in flight`). On tinytornado: ``gen.with_timeout``
+around ``AsyncHTTPClient(max_clients=10).fetch``. On asyncio: ``asyncio.wait_for`` around
+a plain asyncio connection (open_connection, write the request, read the head) under an
+``asyncio.Semaphore(10)``, aiohttp being no dependency of this benchmark.
+
+A fetch's lateness is the time from its deadline to its caller resuming with the timeout
+error; a run reports the median and the largest, the lateness of the last caller.
+Scenarios: `same deadline` (the fetches leave the queue in the order they came),
+`shuffled` (deadlines spread at random over 10 ms: they leave from anywhere in it), and
+`all in flight` (no queue: max_clients is the number of fetches, so each is connected, or
+still connecting past the listener's backlog, when it times out; one deadline).
+
+The method is run.py's: every measurement in a fresh process (``--measure``), rounds
+interleaving the implementations, medians over rounds; the ratio is peer / tinytornado of
+the median largest lateness (above 1: tinytornado's callers hear sooner). To measure
+another checkout's tinytornado, run with PYTHONPATH set to it.
+"""
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import functools
+import json
+import os
+import random
+import subprocess
+import sys
+
+import machine
+from common import Unavailable, import_optional, loopback_listener
+from report import median
+
+__all__ = ['deadline_offsets', 'main']
+
+SCENARIOS = ['same deadline', 'shuffled', 'all in flight']
+QUEUED_IN_FLIGHT = 10  # the fetches in flight at once where the others queue
+# From the start to the earliest deadline: every fetch is made by then (a child that was
+# slower fails rather than measure a storm that began during the set-up). Fetches that
+# connect at once are slower to make.
+SET_UP_SECONDS = {'same deadline': 3.0, 'shuffled': 3.0, 'all in flight': 10.0}
+SHUFFLE_SPREAD = 0.01
+REQUEST = b'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+HERE = os.path.abspath(__file__)
+
+
+def deadline_offsets(scenario, fetches):
+    """Each fetch's deadline, in seconds after the start."""
+    first = SET_UP_SECONDS[scenario]
+    if scenario != 'shuffled':
+        return [first] * fetches
+    rng = random.Random(19)
+    return [first + rng.uniform(0, SHUFFLE_SPREAD) for _ in range(fetches)]
+
+
+def in_flight(scenario, fetches):
+    """How many fetches may be in flight at once."""
+    return fetches if scenario == 'all in flight' else QUEUED_IN_FLIGHT
+
+
+def run_tinytornado(port, offsets, max_clients, check_set_up):
+    """The latenesses of `offsets` fetches on tinytornado (or any Tornado-API package);
+    `check_set_up(seconds)` is told how long making them took."""
+    gen = import_optional('tinytornado.gen')
+    httpclient = import_optional('tinytornado.httpclient')
+    io_loop = import_optional('tinytornado.ioloop').IOLoop.current()
+    client = httpclient.AsyncHTTPClient(max_clients=max_clients)
+    url = 'http://127.0.0.1:%d/' % port
+    latenesses = []
+
+    @gen.coroutine
+    def fetch(deadline):
+        try:
+            yield gen.with_timeout(deadline, client.fetch(url))
+        except gen.TimeoutError:
+            latenesses.append(io_loop.time() - deadline)
+
+    @gen.coroutine
+    def fetch_all():
+        start = io_loop.time()
+        waits = [fetch(start + offset) for offset in offsets]
+        check_set_up(io_loop.time() - start)
+        yield waits
+
+    io_loop.run_sync(fetch_all)
+    client.close()
+    return latenesses
+
+
+def check_set_up(first_deadline, seconds):
+    if seconds >= first_deadline:
+        raise RuntimeError('making the fetches took %.2f s, past the first deadline: raise '
+                           'SET_UP_SECONDS' % seconds)
+
+
+def measure(implementation, scenario, fetches):
+    """One run in this process: {'median': s, 'largest': s} of the latenesses."""
+    listener = loopback_listener()
+    port = listener.getsockname()[1]
+    offsets = deadline_offsets(scenario, fetches)
+    check = functools.partial(check_set_up, min(offsets))
+    if implementation == 'tinytornado':
+        latenesses = run_tinytornado(port, offsets, in_flight(scenario, fetches), check)
+    elif sys.version_info[0] < 3:
+        raise Unavailable('Python 2 has no asyncio')
+    else:
+        from timeouts_asyncio_py3 import run_asyncio
+        latenesses = run_asyncio(port, offsets, in_flight(scenario, fetches), REQUEST, check)
+    listener.close()
+    if len(latenesses) != fetches:
+        raise AssertionError('%d of %d fetches timed out' % (len(latenesses), fetches))
+    return {'median': median(latenesses), 'largest': max(latenesses)}
+
+
+def measure_in_child(implementation, scenario, fetches):
+    command = [sys.executable, HERE, '--measure', implementation, scenario, str(fetches)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = child.communicate()
+    try:
+        return json.loads(out.decode('utf-8').strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return {'error': 'exit %s: %s%s' % (child.returncode, out.decode('utf-8', 'replace'),
+                                            err.decode('utf-8', 'replace'))}
+
+
+def measure_rounds(scenarios, implementations, fetches, rounds):
+    """{(scenario, implementation): [report per round]}, implementations interleaved."""
+    reports = {}
+    for round_number in range(rounds):
+        for scenario in scenarios:
+            for implementation in implementations:
+                report = measure_in_child(implementation, scenario, fetches)
+                reports.setdefault((scenario, implementation), []).append(report)
+                sys.stderr.write('  round %d %-14s %-12s %s\n' % (
+                    round_number + 1, scenario, implementation,
+                    '%.3f s' % report['largest'] if 'largest' in report else report))
+    return reports
+
+
+def _cell(reports, field):
+    if any('largest' not in report for report in reports):
+        return reports[0].get('unavailable', 'FAILED')
+    values = [report[field] for report in reports]
+    return '%.3f [%.3f-%.3f]' % (median(values), min(values), max(values))
+
+
+def _ratio(reports, peer):
+    tiny, other = reports['tinytornado'], reports.get(peer)
+    if not other or any('largest' not in report for report in tiny + other):
+        return '-'
+    return '%.2fx' % (median([r['largest'] for r in other]) /
+                      median([r['largest'] for r in tiny]))
+
+
+def table(reports, scenarios, implementations, fetches, rounds):
+    peers = [name for name in implementations if name != 'tinytornado']
+    rows = [['scenario', 'lateness'] + implementations + ['vs ' + peer for peer in peers]]
+    rows.append(['---'] * len(rows[0]))
+    for scenario in scenarios:
+        by_name = dict((name, reports[scenario, name]) for name in implementations)
+        for field in ('median', 'largest'):
+            rows.append([scenario, field] +
+                        [_cell(by_name[name], field) for name in implementations] +
+                        [_ratio(by_name, peer) if field == 'largest' else ''
+                         for peer in peers])
+    title = ('%d fetches timing out together (at most %d in flight but in `all in flight`): '
+             'seconds from the deadline to the caller resuming, median [min-max] over %d '
+             'rounds; ratio = peer / tinytornado of the largest'
+             % (fetches, QUEUED_IN_FLIGHT, rounds))
+    return '\n'.join([title, ''] + ['| ' + ' | '.join(row) + ' |' for row in rows])
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--fetches', type=int, default=10000)
+    parser.add_argument('--rounds', type=int, default=5)
+    parser.add_argument('--implementations', default='tinytornado' if sys.version_info[0] < 3
+                        else 'tinytornado,asyncio')
+    parser.add_argument('--scenarios', default=','.join(SCENARIOS),
+                        help='comma-separated subset of: %s' % ', '.join(SCENARIOS))
+    parser.add_argument('--measure', nargs=3, metavar=('IMPLEMENTATION', 'SCENARIO', 'FETCHES'),
+                        help='(internal) one measurement in this process, as JSON')
+    args = parser.parse_args(argv)
+    if args.measure:
+        implementation, scenario, fetches = args.measure
+        try:
+            report = measure(implementation, scenario, int(fetches))
+        except Unavailable as exc:
+            report = {'unavailable': str(exc)}
+        print(json.dumps(report))
+        return 0
+    implementations = args.implementations.split(',')
+    scenarios = args.scenarios.split(',')
+    unknown = sorted(set(scenarios) - set(SCENARIOS))
+    if unknown:
+        parser.error('unknown scenarios: %s' % ', '.join(unknown))
+    print(machine.describe() + '\n')
+    reports = measure_rounds(scenarios, implementations, args.fetches, args.rounds)
+    print(table(reports, scenarios, implementations, args.fetches, args.rounds))
+    failed = [key for key, runs in reports.items() if any('error' in run for run in runs)]
+    for key in failed:
+        print('FAILED %s: %s' % (key, [run['error'] for run in reports[key] if 'error' in run][0]))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

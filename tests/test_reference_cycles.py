@@ -1,0 +1,57 @@
+"""Waits that end by a cancellation or a timeout leave no reference cycle behind.
+
+A cycle is freed only by the garbage collector, whose full passes walk every live object:
+10,000 fetches timing out together, each leaving a cycle that held its whole call stack,
+made the collector run long passes in the middle of the timeouts. Each test here runs
+with the collector off and counts what `gc.collect()` then finds.
+"""
+from __future__ import absolute_import, division, print_function
+
+import gc
+
+import pytest
+
+from tinytornado import gen
+from tinytornado.concurrent import Future, TimeoutError
+
+
+@pytest.fixture
+def collector_off():
+    """Turns the collector off for the test; `collector_off()` collects and says how
+    many objects were garbage."""
+    gc.collect()
+    gc.disable()
+    yield gc.collect
+    gc.enable()
+
+
+def run_until(io_loop, deadline):
+    io_loop.call_at(deadline, io_loop.stop)
+    io_loop.start()
+
+
+def test_a_cancelled_future_is_freed_without_the_collector(collector_off):
+    future = Future()
+    assert future.cancel() and future.cancelled()
+    del future
+    assert collector_off() == 0
+
+
+def test_with_timeout_of_a_done_future_is_freed_without_the_collector(io_loop, collector_off):
+    done = Future()
+    done.set_result(42)
+    assert gen.with_timeout(io_loop.time() + 1, done).result() == 42
+    del done
+    assert collector_off() == 0
+
+
+def test_with_timeout_timing_out_is_freed_without_the_collector(io_loop, virtual_clock,
+                                                                 collector_off):
+    run_until(io_loop, 1)  # the loop's own first-run structures, made before counting
+    collector_off()
+    never = Future()
+    result = gen.with_timeout(io_loop.time() + 1, never)
+    run_until(io_loop, io_loop.time() + 2)
+    assert isinstance(result.exception(), TimeoutError) and never.cancelled()
+    del result, never
+    assert collector_off() == 0

@@ -1,0 +1,85 @@
+"""Tornado 5.1's module of its client, `tinytornado.simple_httpclient`: the names legacy code
+imports from it are httpclient's own client and errors, and configuring by 5.1's dotted
+name chooses that client.
+
+The server is test_httpclient's `CannedServer` (``servers``), on the test's loop.
+"""
+from __future__ import absolute_import, division, print_function
+
+import pytest
+
+from test_httpclient import (  # noqa: F401  (fixtures, found by pytest under their names)
+    clients, never_reply, reply, response_bytes, servers,
+)
+from tinytornado import httpclient, simple_httpclient
+from tinytornado.httpclient import AsyncHTTPClient, HTTPClientError
+from tinytornado.simple_httpclient import (
+    HTTPStreamClosedError, HTTPTimeoutError, SimpleAsyncHTTPClient,
+)
+
+
+def test_the_names_are_httpclients_own():
+    assert SimpleAsyncHTTPClient is AsyncHTTPClient
+    assert HTTPTimeoutError is httpclient.HTTPTimeoutError
+    assert HTTPStreamClosedError is httpclient.HTTPStreamClosedError
+    assert sorted(simple_httpclient.__all__) == [
+        'HTTPStreamClosedError', 'HTTPTimeoutError', 'SimpleAsyncHTTPClient']
+
+
+@pytest.mark.parametrize('error_class, message', [
+    (HTTPTimeoutError, 'Timeout during request'), (HTTPStreamClosedError, 'Stream closed'),
+])
+def test_the_errors_are_599_client_errors(error_class, message):
+    error = error_class(message)
+    assert isinstance(error, HTTPClientError)
+    assert (error.code, str(error), error.response) == (599, message, None)
+
+
+@pytest.fixture
+def saved_configuration():
+    saved = AsyncHTTPClient._save_configuration()
+    yield
+    AsyncHTTPClient._restore_configuration(saved)
+
+
+def max_clients_of(**kwargs):
+    client = AsyncHTTPClient(force_instance=True, **kwargs)
+    try:
+        assert isinstance(client, SimpleAsyncHTTPClient)
+        return client.max_clients
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize('name', [
+    'tornado.simple_httpclient.SimpleAsyncHTTPClient',
+    'tinytornado.simple_httpclient.SimpleAsyncHTTPClient',
+])
+def test_configure_by_the_dotted_name_of_5_1(io_loop, saved_configuration, name):
+    AsyncHTTPClient.configure(name)
+    assert AsyncHTTPClient.configured_class() is SimpleAsyncHTTPClient
+    assert [max_clients_of(), max_clients_of(max_clients=11)] == [10, 11]
+    AsyncHTTPClient.configure(name, max_clients=12)
+    assert [max_clients_of(), max_clients_of(max_clients=13)] == [12, 13]
+
+
+def test_configure_by_the_class(io_loop, saved_configuration):
+    AsyncHTTPClient.configure(SimpleAsyncHTTPClient, max_clients=3)
+    assert max_clients_of() == 3
+
+
+def test_fetch_through_the_old_name(servers):
+    server = servers([reply(response_bytes(b'hi'))])
+    client = SimpleAsyncHTTPClient(force_instance=True)
+    try:
+        response = yield client.fetch(server.url())
+    finally:
+        client.close()
+    assert (response.code, response.body) == (200, b'hi')
+
+
+def test_a_timeout_is_the_error_of_the_old_module(virtual_clock, clients, servers):
+    server = servers([never_reply])
+    with pytest.raises(HTTPTimeoutError) as caught:
+        yield clients().fetch(server.url(), request_timeout=1)
+    assert str(caught.value) == 'Timeout during request'
