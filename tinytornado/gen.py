@@ -338,15 +338,12 @@ def _start_runner(gen, yielded):
     return future
 
 
-# The Futures that coroutines ending in this stack are resolving, innermost last, above
-# a None for the loop: a Runner woken by the last resumes at once, as after a function
-# call (see Runner.run). A Future knows nothing of coroutines, so this is kept here. One
-# stack for all threads, as a per-thread one costs a lookup per step: only the thread
-# resolving a Future runs its callbacks, so another thread's entry can at worst make a
-# waiter resume a pass later, never wrongly; each entry is popped as its resolution ends.
-# The Futures of coroutines being resolved as they return, innermost last ([None]: none, so
-# [-1] always reads). One list for all threads: another thread's entry on top can only make
-# a Runner resume through the loop rather than in this stack, and pushes and pops balance.
+# The Futures that coroutines ending in this stack are resolving, innermost last, above a
+# None that stands for the loop (so [-1] always reads): a Runner woken by the last resumes
+# at once, as after a function call (see Runner.run). A Future knows nothing of coroutines,
+# so this is kept here. One list for all threads, as a per-thread one costs a lookup per
+# step: another thread's entry on top can only make a Runner resume through the loop rather
+# than in this stack, never wrongly, and each thread's pushes and pops balance.
 _returning = [None]
 
 
