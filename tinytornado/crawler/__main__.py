@@ -6,6 +6,10 @@ report goes to stdout, a progress line to stderr when that is a terminal. Ctrl-C
 still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``,
 after a kill too: the ``--output`` of a resumed crawl is first mended from the journal
 (`output.open_output`), so that it ends with one line per finished URL.
+
+A user's mistake (a bad number, regex, root URL or file option) is one line on stderr and
+exit status 2, before the demo server starts or any request is made (`usage`); the exit
+status tells the crawl's outcome (`EXIT_STATUSES`, shown by ``--help``).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -16,6 +20,7 @@ import json
 import logging
 import os
 import signal
+import sqlite3
 import sys
 
 from tinytornado import gen
@@ -26,18 +31,34 @@ from .demosite import Site
 from .engine import DEFAULT_OPTIONS, Crawler
 from .output import open_output
 from .progress import ProgressLine
-from .stats import url_report_line
+from .stats import failure_cause, url_report_line
+from .usage import UsageError, check_arguments, option_names
 
-__all__ = ['main', 'build_parser', 'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE']
+__all__ = ['main', 'build_parser', 'EXIT_USAGE', 'EXIT_NO_ROOT', 'EXIT_INTERRUPTED',
+           'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
 
+EXIT_USAGE = 2  # argparse's own status for a mistake on the command line
+EXIT_NO_ROOT = 3  # the crawl ended and not one URL got a response
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
 EXIT_BROKEN_PIPE = 141  # and for one stopped by SIGPIPE
+
+EXIT_STATUSES = """\
+exit statuses:
+  0    the crawl ended normally
+  1    --link-check found a broken link in scope
+  2    a mistake on the command line (nothing was fetched), or a file option
+       that could not be written
+  3    no root URL could be fetched at all (stderr says why)
+  130  interrupted by Ctrl-C or SIGTERM (the report is printed)
+  141  stdout was closed before the report was written (as by `| head`)
+"""
 
 
 def build_parser():
     """The argparse parser of the command line."""
     parser = argparse.ArgumentParser(
-        prog='tinycrawl', description='Crawl web sites from root URLs, politely.')
+        prog='tinycrawl', description='Crawl web sites from root URLs, politely.',
+        epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     add = parser.add_argument
     add('roots', nargs='*', metavar='URL',
         help='root URLs (several allowed); with none, the demo site is crawled')
@@ -105,11 +126,18 @@ def _crawler_options(args):
 
 
 def main(argv=None):
-    """Run the command line; returns the exit status (0, or 130 if interrupted)."""
+    """Run the command line; returns the exit status (see EXIT_STATUSES).
+
+    A mistake on the command line exits (SystemExit) with EXIT_USAGE.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.resume and not args.state:
         parser.error('--resume needs --state FILE')
+    try:
+        check_arguments(args)
+    except UsageError as e:
+        _usage_error(parser, str(e))
     if not args.roots and not args.resume:
         args.demo = True  # A first run with no URL works offline.
 
@@ -126,10 +154,10 @@ def main(argv=None):
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
         output = crawler.output = _open_output(args)
-    except ValueError as e:
+    except (ValueError, sqlite3.Error) as e:
         if server is not None:
-            IOLoop.current().run_sync(server.close)  # parser.error exits, in tests too.
-        parser.error(str(e))
+            IOLoop.current().run_sync(server.close)  # _usage_error exits, in tests too.
+        _usage_error(parser, _refusal_message(e, args))
     try:
         statistics = _run(crawler, server, not args.no_progress and sys.stderr.isatty())
         sys.stdout.write(statistics.report())
@@ -143,8 +171,42 @@ def main(argv=None):
         if output is not None:
             output.close()
     if args.summary:
-        _write_summary(args.summary, statistics, crawler)
-    return EXIT_INTERRUPTED if statistics.interrupted else 0
+        try:
+            _write_summary(args.summary, statistics, crawler)
+        except (IOError, OSError) as e:  # checked before the crawl, but things change
+            _say(parser, 'error: --summary %s: %s' % (args.summary, e.strerror or e))
+            return EXIT_USAGE
+    return _exit_status(parser, statistics)
+
+
+def _usage_error(parser, message):
+    """Exit with EXIT_USAGE and one line: not argparse's usage lines, which bury it."""
+    parser.exit(EXIT_USAGE, '%s: error: %s\n' % (parser.prog, message))
+
+
+def _say(parser, message):
+    sys.stderr.write('%s: %s\n' % (parser.prog, message))
+
+
+def _refusal_message(error, args):
+    """The line for an error `Crawler` (or its journal) refused the options with."""
+    if isinstance(error, sqlite3.Error):
+        return '--state %s: not a crawl journal (%s)' % (args.state, error)
+    return option_names(str(error), vars(args))
+
+
+def _exit_status(parser, statistics):
+    if statistics.interrupted:
+        return EXIT_INTERRUPTED
+    if statistics.got_no_response():
+        _say(parser, 'no root could be fetched:')
+        for statistic in statistics.unanswered:
+            sys.stderr.write('  %s: %s; tries: %d\n' % (
+                statistic.url, failure_cause(statistic), statistic.tries))
+        if statistics.urls > len(statistics.unanswered):
+            sys.stderr.write('  and %d more\n' % (statistics.urls - len(statistics.unanswered)))
+        return EXIT_NO_ROOT
+    return 0
 
 
 def _open_output(args):
@@ -153,7 +215,9 @@ def _open_output(args):
     try:
         return open_output(args.output, args.state if args.resume else None)
     except ValueError as e:
-        raise ValueError('%s: %s' % (args.output, e))
+        raise UsageError('--output %s: %s' % (args.output, e))
+    except (IOError, OSError) as e:  # checked before, but the check cannot see it all
+        raise UsageError('--output %s: %s' % (args.output, e.strerror or e))
 
 
 def _printer(args):
