@@ -165,7 +165,8 @@ class CrawlStatistics(object):
     def report(self):
         """The chapter's text report: totals, one line per counter, Todo and Done."""
         elapsed = self.elapsed()
-        lines = [('Interrupted after' if self.interrupted else 'Finished') + ' %d urls in %.3f secs (max_tasks=%s) (%.3f urls/sec/task)' % (
+        outcome = 'Interrupted after' if self.interrupted else 'Finished'
+        lines = [outcome + ' %d urls in %.3f secs (max_tasks=%s) (%.3f urls/sec/task)' % (
             self.urls, elapsed, self.max_tasks,
             self.urls / elapsed / (self.max_tasks or 1) if elapsed else 0.0)]
         if self.restored:

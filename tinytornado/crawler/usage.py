@@ -17,7 +17,8 @@ import re
 
 from .urls import normalize_url
 
-__all__ = ['UsageError', 'check_arguments', 'option_name', 'option_names', 'FILE_OPTIONS', 'NUMBER_LIMITS']
+__all__ = ['UsageError', 'check_arguments', 'option_name', 'option_names', 'FILE_OPTIONS',
+           'NUMBER_LIMITS']
 
 
 class UsageError(ValueError):
