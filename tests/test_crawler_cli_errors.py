@@ -128,7 +128,8 @@ def test_a_state_file_that_is_not_a_journal(site, tmpdir, capsys):
     state = tmpdir.join('state.sqlite')
     state.write('not a database, but a note that must survive\n' * 100)
     message = refused([root, '--state', str(state)], capsys)
-    assert message.startswith('--state %s: not a crawl journal (' % state)
+    assert message == '--state %s: cannot keep a crawl journal in it: file is not a database' % (
+        state,)
     assert state.read() == 'not a database, but a note that must survive\n' * 100
     assert server.requests == []
 

@@ -191,7 +191,7 @@ def _say(parser, message):
 def _refusal_message(error, args):
     """The line for an error `Crawler` (or its journal) refused the options with."""
     if isinstance(error, sqlite3.Error):
-        return '--state %s: not a crawl journal (%s)' % (args.state, error)
+        return '--state %s: cannot keep a crawl journal in it: %s' % (args.state, error)
     return option_names(str(error), vars(args))
 
 
