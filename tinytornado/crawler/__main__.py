@@ -5,7 +5,9 @@ same loop and crawls it, so the command works on a machine with no network. The 
 report goes to stdout, a progress line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
 still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``,
 after a kill too: the ``--output`` of a resumed crawl is first mended from the journal
-(`output.open_output`), so that it ends with one line per finished URL.
+(`output.open_output`), so that it ends with one line per finished URL. ``--resume`` takes
+the URLs and options that shape the crawl from the journal (a demo crawl's site and port
+too, where its demo server is started again), and refuses options that contradict them.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -16,6 +18,8 @@ import json
 import logging
 import os
 import signal
+import socket
+import sqlite3
 import sys
 
 from tinytornado import gen
@@ -24,9 +28,11 @@ from tinytornado.ioloop import IOLoop
 from .demo import start_demo_server
 from .demosite import Site
 from .engine import DEFAULT_OPTIONS, Crawler
+from .journal import Journal, contradictions
 from .output import open_output
 from .progress import ProgressLine
 from .stats import url_report_line
+from .urls import normalize_url
 
 __all__ = ['main', 'build_parser', 'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE']
 
@@ -110,6 +116,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.resume and not args.state:
         parser.error('--resume needs --state FILE')
+    if args.resume:
+        _take_journaled_args(parser, argv, args)
     if not args.roots and not args.resume:
         args.demo = True  # A first run with no URL works offline.
 
@@ -117,15 +125,15 @@ def main(argv=None):
                         format='%(levelname)s %(name)s: %(message)s')
     server = roots = None
     if args.demo:
-        server, port = start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
-                                         port=args.demo_port)
-        roots = ['http://127.0.0.1:%d/' % port]
+        server, args.demo_port = _start_demo_server(parser, args)
+        roots = ['http://127.0.0.1:%d/' % args.demo_port]
     try:
         crawler = Crawler(args.roots or roots, on_statistic=_printer(args),
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
         output = crawler.output = _open_output(args)
+        _journal_demo(crawler, args)
     except ValueError as e:
         if server is not None:
             IOLoop.current().run_sync(server.close)  # parser.error exits, in tests too.
@@ -145,6 +153,82 @@ def main(argv=None):
     if args.summary:
         _write_summary(args.summary, statistics, crawler)
     return EXIT_INTERRUPTED if statistics.interrupted else 0
+
+
+def _take_journaled_args(parser, argv, args):
+    """Set `args` of a ``--resume`` to the URLs and options journaled in its --state.
+
+    Options given may repeat the journal's but not contradict them (exit 2, naming each);
+    those the journal does not keep (output, verbosity, --max-tasks, timeouts) are free.
+    A journal of an older version keeps no options: those given are taken.
+    """
+    if not os.path.exists(args.state):
+        return  # nothing to resume: the Crawler says so, or starts the crawl given
+    try:
+        journal = Journal(args.state)
+        try:
+            stored = journal.get_meta('options')
+            if stored is None:
+                return
+            stored.update(journal.get_meta('demo', {}), roots=journal.get_meta('roots', []))
+        finally:
+            journal.close()
+    except sqlite3.Error as e:
+        parser.error('--state %s: %s' % (args.state, e))
+    given = argparse.Namespace(**dict.fromkeys(vars(args)))  # None: not on the command line
+    parser.parse_args(argv, given)
+    given = dict((name, value) for name, value in vars(given).items()
+                 if value is not None and value != [])
+    if 'roots' in given:
+        try:
+            given['roots'] = [normalize_url(root) for root in given['roots']]
+        except ValueError as e:
+            parser.error(str(e))
+    wrong = contradictions(given, stored)
+    if wrong:
+        parser.error('--resume: ' + '; '.join(
+            "%s contradicts the journal's %s" % (_option_text(parser, name, given[name]),
+                                                 _option_text(parser, name, stored[name]))
+            for name in wrong))
+    for name, value in stored.items():
+        if hasattr(args, name):  # the others are the Crawler's own to take back
+            setattr(args, name, value)
+
+
+def _option_text(parser, name, value):
+    """The command line's words for option `name` set to `value`: '--max-depth 5',
+    '--lenient', 'crawl without --frames'."""
+    if name == 'roots':
+        return 'URL ' + ' '.join(value)
+    # argparse has no public list of its options.
+    actions = [action for action in parser._actions if action.dest == name]
+    for action in actions:
+        flag = action.option_strings[-1]
+        if action.nargs == 0 and action.const == value:
+            return flag
+        if action.nargs != 0 and value not in (None, []):
+            values = value if isinstance(value, list) else [value]
+            return ' '.join('%s %s' % (flag, item) for item in values)
+    return 'crawl without ' + '/'.join(action.option_strings[-1] for action in actions)
+
+
+def _start_demo_server(parser, args):
+    """(server, port) of the demo site of `args`; exit 2 if its port is taken."""
+    try:
+        return start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
+                                 port=args.demo_port)
+    except socket.error as e:
+        parser.error('%s: the demo server cannot listen on 127.0.0.1:%d (%s)' % (
+            '--resume' if args.resume else '--demo-port', args.demo_port,
+            e.strerror or e))
+
+
+def _journal_demo(crawler, args):
+    # A demo crawl's URLs carry its port: a resume serves the same site on it again.
+    if crawler.journal is not None:
+        crawler.journal.set_meta('demo', dict(
+            demo=True, demo_pages=args.demo_pages, demo_seed=args.demo_seed,
+            demo_port=args.demo_port) if args.demo else dict(demo=False))
 
 
 def _open_output(args):

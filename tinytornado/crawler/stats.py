@@ -147,9 +147,10 @@ class CrawlStatistics(object):
     def report(self):
         """The chapter's text report: totals, one line per counter, Todo and Done."""
         elapsed = self.elapsed()
+        # The rate is of this run's fetches: URLs a resume restored took no time here.
         lines = ['Finished %d urls in %.3f secs (max_tasks=%s) (%.3f urls/sec/task)' % (
             self.urls, elapsed, self.max_tasks,
-            self.urls / elapsed / (self.max_tasks or 1) if elapsed else 0.0)]
+            (self.urls - self.restored) / elapsed / (self.max_tasks or 1) if elapsed else 0.0)]
         if self.restored:
             lines.append('Resumed: %d urls were done before' % self.restored)
         if self.interrupted:
