@@ -57,7 +57,8 @@ def build_parser():
     add('--output', metavar='FILE', help='write one JSON line per URL as it finishes')
     add('--summary', metavar='FILE', help='write a JSON summary at the end')
     add('--state', metavar='FILE', help='keep a journal (SQLite) to resume from')
-    add('--resume', action='store_true', help='go on with the crawl journaled in --state')
+    add('--resume', action='store_true',
+        help='go on with the crawl journaled in --state, with its URLs and options')
     add('-v', '--verbose', action='store_true', help='print a line per URL as it finishes')
     add('-q', '--quiet', action='store_true', help='only errors in the log')
     add('--no-progress', action='store_true', help='no progress line on stderr')

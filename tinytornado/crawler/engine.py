@@ -104,9 +104,14 @@ class Crawler(object):
 
         Crawler([], state=state, resume=True, output=open_output(path, state))
 
+    A resumed crawl takes its roots and the options that shape it (scope, politeness,
+    tries) back from the journal: give them again or not, but the same; the others
+    (`max_tasks`, timeouts, `hashed_seen`, where results go) may change.
+
     Raises:
-        ValueError: a root is not an http(s) URL, an option is invalid, or `state`
-            holds a crawl and `resume` is not set.
+        ValueError: a root is not an http(s) URL, an option is invalid, `state`
+            holds a crawl and `resume` is not set, or roots or options given to a resume
+            contradict the journal's.
         TypeError: an unknown option.
     """
 

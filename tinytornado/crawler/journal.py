@@ -3,17 +3,17 @@
 One row per URL ever queued: its depth, redirect budget and tries made so far, and its
 statistic (as JSON) once it has finished. One row per failing host: its failures in a row
 and the wall-clock time its pause ends (loop times mean nothing to another process). In
-``meta``, as JSON: the crawl's roots and the options that shape it, which a resume takes back.
-A URL's statistic and the URLs it discovered are written in one
-transaction, so whatever instant the process dies at, every URL is either finished with
-its links queued, or still queued: `restore` gives back both kinds, and only the second is
-fetched again. SQLite hands each commit to the operating system before returning
-(``synchronous=OFF`` skips the fsync, which only a power cut, not a killed process, needs).
+``meta``, as JSON: the crawl's roots and the options that shape it, which a resume takes
+back. A URL's statistic and the URLs it discovered are written in one transaction, so
+whatever instant the process dies at, every URL is either finished with its links queued,
+or still queued: `restore` gives back both kinds, and only the second is fetched again.
+SQLite hands each commit to the operating system before returning (``synchronous=OFF``
+skips the fsync, which only a power cut, not a killed process, needs).
 The journal is the crawl's record: the output's line of a URL is written after the URL is
 journaled, and made again from its statistic here if a kill came between (``output``).
 
-A journal written before tries, hosts and options were kept gains the column and table on
-opening; its crawl resumes with the options given then.
+A journal written before tries, hosts and options were kept gains the column and table
+on opening; its crawl resumes with the options given then, which are kept from then on.
 """
 from __future__ import absolute_import, division, print_function
 
