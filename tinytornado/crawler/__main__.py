@@ -168,7 +168,7 @@ def _take_journaled_args(parser, argv, args):
     try:
         journal = Journal(args.state)
         try:
-            stored = journal.get_meta('options')
+            stored = None if journal.is_empty() else journal.get_meta('options')
             if stored is None:
                 return
             stored.update(journal.get_meta('demo', {}), roots=journal.get_meta('roots', []))
