@@ -5,7 +5,9 @@ same loop and crawls it, so the command works on a machine with no network. The 
 report goes to stdout, a progress line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
 still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``,
 after a kill too: the ``--output`` of a resumed crawl is first mended from the journal
-(`output.open_output`), so that it ends with one line per finished URL.
+(`output.open_output`), so that it ends with one line per finished URL. ``--resume`` takes
+the URLs and options that shape the crawl from the journal (a demo crawl's site and port
+too, where its demo server is started again), and refuses options that contradict them.
 
 A user's mistake (a bad number, regex, root URL or file option) is one line on stderr and
 exit status 2, before the demo server starts or any request is made (`usage`); the exit
@@ -20,6 +22,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sqlite3
 import sys
 
@@ -29,10 +32,12 @@ from tinytornado.ioloop import IOLoop
 from .demo import start_demo_server
 from .demosite import Site
 from .engine import DEFAULT_OPTIONS, Crawler
+from .journal import Journal, contradictions
 from .output import open_output
 from .progress import ProgressLine
 from .stats import failure_cause, url_report_line
 from .usage import UsageError, check_arguments, option_names
+from .urls import normalize_url
 
 __all__ = ['main', 'build_parser', 'EXIT_USAGE', 'EXIT_NO_ROOT', 'EXIT_INTERRUPTED',
            'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
@@ -72,7 +77,8 @@ def build_parser():
     add('--output', metavar='FILE', help='write one JSON line per URL as it finishes')
     add('--summary', metavar='FILE', help='write a JSON summary at the end')
     add('--state', metavar='FILE', help='keep a journal (SQLite) to resume from')
-    add('--resume', action='store_true', help='go on with the crawl journaled in --state')
+    add('--resume', action='store_true',
+        help='go on with the crawl journaled in --state, with its URLs and options')
     add('-v', '--verbose', action='store_true', help='print a line per URL as it finishes')
     add('-q', '--quiet', action='store_true', help='only errors in the log')
     add('--no-progress', action='store_true', help='no progress line on stderr')
@@ -134,6 +140,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.resume and not args.state:
         parser.error('--resume needs --state FILE')
+    if args.resume:
+        _take_journaled_args(parser, argv, args)
     try:
         check_arguments(args)
     except UsageError as e:
@@ -145,15 +153,15 @@ def main(argv=None):
                         format='%(levelname)s %(name)s: %(message)s')
     server = roots = None
     if args.demo:
-        server, port = start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
-                                         port=args.demo_port)
-        roots = ['http://127.0.0.1:%d/' % port]
+        server, args.demo_port = _start_demo_server(parser, args)
+        roots = ['http://127.0.0.1:%d/' % args.demo_port]
     try:
         crawler = Crawler(args.roots or roots, on_statistic=_printer(args),
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
         output = crawler.output = _open_output(args)
+        _journal_demo(crawler, args)
     except (ValueError, sqlite3.Error) as e:
         if server is not None:
             IOLoop.current().run_sync(server.close)  # _usage_error exits, in tests too.
@@ -207,6 +215,82 @@ def _exit_status(parser, statistics):
             sys.stderr.write('  and %d more\n' % (statistics.urls - len(statistics.unanswered)))
         return EXIT_NO_ROOT
     return 0
+
+
+def _take_journaled_args(parser, argv, args):
+    """Set `args` of a ``--resume`` to the URLs and options journaled in its --state.
+
+    Options given may repeat the journal's but not contradict them (exit 2, naming each);
+    those the journal does not keep (output, verbosity, --max-tasks, timeouts) are free.
+    A journal of an older version keeps no options: those given are taken.
+    """
+    if not os.path.exists(args.state):
+        return  # nothing to resume: the Crawler says so, or starts the crawl given
+    try:
+        journal = Journal(args.state)
+        try:
+            stored = None if journal.is_empty() else journal.get_meta('options')
+            if stored is None:
+                return
+            stored.update(journal.get_meta('demo', {}), roots=journal.get_meta('roots', []))
+        finally:
+            journal.close()
+    except sqlite3.Error as e:
+        _usage_error(parser, '--state %s: %s' % (args.state, e))
+    given = argparse.Namespace(**dict.fromkeys(vars(args)))  # None: not on the command line
+    parser.parse_args(argv, given)
+    given = dict((name, value) for name, value in vars(given).items()
+                 if value is not None and value != [])
+    if 'roots' in given:
+        try:
+            given['roots'] = [normalize_url(root) for root in given['roots']]
+        except ValueError as e:
+            _usage_error(parser, str(e))
+    wrong = contradictions(given, stored)
+    if wrong:
+        _usage_error(parser, '--resume: ' + '; '.join(
+            "%s contradicts the journal's %s" % (_option_text(parser, name, given[name]),
+                                                 _option_text(parser, name, stored[name]))
+            for name in wrong))
+    for name, value in stored.items():
+        if hasattr(args, name):  # the others are the Crawler's own to take back
+            setattr(args, name, value)
+
+
+def _option_text(parser, name, value):
+    """The command line's words for option `name` set to `value`: '--max-depth 5',
+    '--lenient', 'crawl without --frames'."""
+    if name == 'roots':
+        return 'URL ' + ' '.join(value)
+    # argparse has no public list of its options.
+    actions = [action for action in parser._actions if action.dest == name]
+    for action in actions:
+        flag = action.option_strings[-1]
+        if action.nargs == 0 and action.const == value:
+            return flag
+        if action.nargs != 0 and value not in (None, []):
+            values = value if isinstance(value, list) else [value]
+            return ' '.join('%s %s' % (flag, item) for item in values)
+    return 'crawl without ' + '/'.join(action.option_strings[-1] for action in actions)
+
+
+def _start_demo_server(parser, args):
+    """(server, port) of the demo site of `args`; exit 2 if its port is taken."""
+    try:
+        return start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
+                                 port=args.demo_port)
+    except socket.error as e:
+        _usage_error(parser, '%s: the demo server cannot listen on 127.0.0.1:%d (%s)' % (
+            '--resume' if args.resume else '--demo-port', args.demo_port,
+            e.strerror or e))
+
+
+def _journal_demo(crawler, args):
+    # A demo crawl's URLs carry its port: a resume serves the same site on it again.
+    if crawler.journal is not None:
+        crawler.journal.set_meta('demo', dict(
+            demo=True, demo_pages=args.demo_pages, demo_seed=args.demo_seed,
+            demo_port=args.demo_port) if args.demo else dict(demo=False))
 
 
 def _open_output(args):

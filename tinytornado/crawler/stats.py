@@ -166,9 +166,10 @@ class CrawlStatistics(object):
         """The chapter's text report: totals, one line per counter, Todo and Done."""
         elapsed = self.elapsed()
         outcome = 'Interrupted after' if self.interrupted else 'Finished'
+        # The rate is of this run's fetches: URLs a resume restored took no time here.
         lines = [outcome + ' %d urls in %.3f secs (max_tasks=%s) (%.3f urls/sec/task)' % (
             self.urls, elapsed, self.max_tasks,
-            self.urls / elapsed / (self.max_tasks or 1) if elapsed else 0.0)]
+            (self.urls - self.restored) / elapsed / (self.max_tasks or 1) if elapsed else 0.0)]
         if self.restored:
             lines.append('Resumed: %d urls were done before' % self.restored)
         width = max([len(key) for key in self.counters] or [0])
