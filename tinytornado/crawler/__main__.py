@@ -24,12 +24,15 @@ from tinytornado.ioloop import IOLoop
 from .demo import start_demo_server
 from .demosite import Site
 from .engine import DEFAULT_OPTIONS, Crawler
+from .linkcheck import LinkChecker, broken_link_lines
 from .output import open_output
 from .progress import ProgressLine
+from .report import CrawlReport
 from .stats import url_report_line
 
-__all__ = ['main', 'build_parser', 'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE']
+__all__ = ['main', 'build_parser', 'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE', 'EXIT_BROKEN_LINKS']
 
+EXIT_BROKEN_LINKS = 1  # --link-check found a broken in-scope link
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
 EXIT_BROKEN_PIPE = 141  # and for one stopped by SIGPIPE
 
@@ -50,6 +53,10 @@ def build_parser():
     _add_crawl_options(parser)
     add('--output', metavar='FILE', help='write one JSON line per URL as it finishes')
     add('--summary', metavar='FILE', help='write a JSON summary at the end')
+    add('--report', metavar='FILE.html', help='write an HTML report at the end: statuses, '
+        'charts, largest pages, broken links and their referrers, redirect chains')
+    add('--link-check', action='store_true', help='list the broken in-scope links and '
+        'the pages linking to them at the end; exit %d if there is one' % EXIT_BROKEN_LINKS)
     add('--state', metavar='FILE', help='keep a journal (SQLite) to resume from')
     add('--resume', action='store_true', help='go on with the crawl journaled in --state')
     add('-v', '--verbose', action='store_true', help='print a line per URL as it finishes')
@@ -120,8 +127,14 @@ def main(argv=None):
         server, port = start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
                                          port=args.demo_port)
         roots = ['http://127.0.0.1:%d/' % port]
+    links = report = None
+    if args.report or args.link_check:
+        links = LinkChecker(max_redirect=args.max_redirect)
+        report = CrawlReport(links) if args.report else None
     try:
-        crawler = Crawler(args.roots or roots, on_statistic=_printer(args),
+        crawler = Crawler(args.roots or roots,
+                          on_statistic=_fan_out(_printer(args), links, report),
+                          on_links=links.add_links if links is not None else None,
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
@@ -133,6 +146,10 @@ def main(argv=None):
     try:
         statistics = _run(crawler, server, not args.no_progress and sys.stderr.isatty())
         sys.stdout.write(statistics.report())
+        broken = []
+        if args.link_check:
+            broken = links.broken_links(crawler.roots)
+            sys.stdout.write('\n'.join(broken_link_lines(broken)) + '\n')
     except IOError as e:
         if e.errno != errno.EPIPE:
             raise
@@ -144,7 +161,11 @@ def main(argv=None):
             output.close()
     if args.summary:
         _write_summary(args.summary, statistics, crawler)
-    return EXIT_INTERRUPTED if statistics.interrupted else 0
+    if report is not None:
+        report.write(args.report, statistics, crawler.roots)
+    if statistics.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_BROKEN_LINKS if broken else 0
 
 
 def _open_output(args):
@@ -160,6 +181,19 @@ def _printer(args):
     if not args.verbose:
         return None
     return lambda statistic: print(url_report_line(statistic))
+
+
+def _fan_out(printer, *collectors):
+    """One on_statistic for the printer and the collectors (LinkChecker, CrawlReport)."""
+    calls = [printer] if printer is not None else []
+    calls += [collector.add_statistic for collector in collectors if collector is not None]
+    if len(calls) < 2:
+        return calls[0] if calls else None
+
+    def on_statistic(statistic):
+        for call in calls:
+            call(statistic)
+    return on_statistic
 
 
 @gen.coroutine
