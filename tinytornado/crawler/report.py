@@ -57,10 +57,10 @@ class Timeline(object):
 
     def add(self, seconds):
         """Count one event `seconds` after the start."""
-        index = int(seconds // self.width)
+        index = int(seconds / self.width)  # not //: 0.5 // 0.1 is 4.0
         while index >= self.max_buckets:
             self._widen()
-            index = int(seconds // self.width)
+            index = int(seconds / self.width)
         if index >= len(self.counts):
             self.counts.extend([0] * (index + 1 - len(self.counts)))
         self.counts[index] += 1
