@@ -104,17 +104,21 @@ def test_a_broken_root_is_broken_without_referrers():
         BrokenLink('http://a.test/', '500', [Hop('http://a.test/', '500')], [], 0)]
 
 
-def test_redirect_chains_start_where_no_redirect_leads():
+def test_redirect_chains_start_where_no_redirect_leads_and_in_loops():
     checker = feed(LinkChecker(), [
         FetchStatistic('http://a.test/b', status=302, next_url='http://a.test/c'),
         FetchStatistic('http://a.test/a', status=301, next_url='http://a.test/b'),
         FetchStatistic('http://a.test/c', status=200),
         FetchStatistic('http://a.test/x', status=308, next_url='mailto:someone'),
+        FetchStatistic('http://a.test/loop1', status=301, next_url='http://a.test/loop2'),
+        FetchStatistic('http://a.test/loop2', status=301, next_url='http://a.test/loop1'),
     ])
     assert checker.redirect_chains() == [
         [Hop('http://a.test/a', '301'), Hop('http://a.test/b', '302'),
          Hop('http://a.test/c', None)],
         [Hop('http://a.test/x', '308'), Hop('mailto:someone', None)],
+        [Hop('http://a.test/loop1', '301'), Hop('http://a.test/loop2', '301'),
+         Hop('http://a.test/loop1', None)],
     ]
 
 

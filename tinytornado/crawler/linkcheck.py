@@ -116,9 +116,18 @@ class LinkChecker(object):
         return chain, None
 
     def redirect_chains(self):
-        """The chains (lists of Hops) from each redirect no other redirect leads to."""
+        """The chains (lists of Hops) from each redirect no other redirect leads to, then
+        from one redirect of each loop that none leads into."""
         targets = set(next_url for _, next_url in self.redirects.values())
-        return [self.follow(url)[0] for url in self.redirects if url not in targets]
+        starts = ([url for url in self.redirects if url not in targets] +
+                  [url for url in self.redirects if url in targets])
+        chains, covered = [], set()
+        for url in starts:
+            if url not in covered:
+                chain = self.follow(url)[0]
+                covered.update(hop.url for hop in chain)
+                chains.append(chain)
+        return chains
 
 
 def _is_failure(statistic):
