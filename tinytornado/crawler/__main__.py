@@ -33,15 +33,18 @@ from .demo import start_demo_server
 from .demosite import Site
 from .engine import DEFAULT_OPTIONS, Crawler
 from .journal import Journal, contradictions
+from .linkcheck import LinkChecker, broken_link_lines
 from .output import open_output
 from .progress import ProgressLine
+from .report import CrawlReport
 from .stats import failure_cause, url_report_line
 from .usage import UsageError, check_arguments, option_names
 from .urls import normalize_url
 
-__all__ = ['main', 'build_parser', 'EXIT_USAGE', 'EXIT_NO_ROOT', 'EXIT_INTERRUPTED',
-           'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
+__all__ = ['main', 'build_parser', 'EXIT_BROKEN_LINKS', 'EXIT_USAGE', 'EXIT_NO_ROOT',
+           'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
 
+EXIT_BROKEN_LINKS = 1  # --link-check found a broken in-scope link
 EXIT_USAGE = 2  # argparse's own status for a mistake on the command line
 EXIT_NO_ROOT = 3  # the crawl ended and not one URL got a response
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
@@ -76,6 +79,10 @@ def build_parser():
     _add_crawl_options(parser)
     add('--output', metavar='FILE', help='write one JSON line per URL as it finishes')
     add('--summary', metavar='FILE', help='write a JSON summary at the end')
+    add('--report', metavar='FILE.html', help='write an HTML report at the end: statuses, '
+        'charts, largest pages, broken links and their referrers, redirect chains')
+    add('--link-check', action='store_true', help='list the broken in-scope links and '
+        'the pages linking to them at the end; exit %d if there is one' % EXIT_BROKEN_LINKS)
     add('--state', metavar='FILE', help='keep a journal (SQLite) to resume from')
     add('--resume', action='store_true',
         help='go on with the crawl journaled in --state, with its URLs and options')
@@ -155,8 +162,14 @@ def main(argv=None):
     if args.demo:
         server, args.demo_port = _start_demo_server(parser, args)
         roots = ['http://127.0.0.1:%d/' % args.demo_port]
+    links = report = None
+    if args.report or args.link_check:
+        links = LinkChecker(max_redirect=args.max_redirect)
+        report = CrawlReport(links) if args.report else None
     try:
-        crawler = Crawler(args.roots or roots, on_statistic=_printer(args),
+        crawler = Crawler(args.roots or roots,
+                          on_statistic=_fan_out(_printer(args), links, report),
+                          on_links=links.add_links if links is not None else None,
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
@@ -169,6 +182,10 @@ def main(argv=None):
     try:
         statistics = _run(crawler, server, not args.no_progress and sys.stderr.isatty())
         sys.stdout.write(statistics.report())
+        broken = []
+        if args.link_check:
+            broken = links.broken_links(crawler.roots)
+            sys.stdout.write('\n'.join(broken_link_lines(broken)) + '\n')
     except IOError as e:
         if e.errno != errno.EPIPE:
             raise
@@ -184,7 +201,9 @@ def main(argv=None):
         except (IOError, OSError) as e:  # checked before the crawl, but things change
             _say(parser, 'error: --summary %s: %s' % (args.summary, e.strerror or e))
             return EXIT_USAGE
-    return _exit_status(parser, statistics)
+    if report is not None:
+        report.write(args.report, statistics, crawler.roots)
+    return _exit_status(parser, statistics, broken)
 
 
 def _usage_error(parser, message):
@@ -203,7 +222,7 @@ def _refusal_message(error, args):
     return option_names(str(error), vars(args))
 
 
-def _exit_status(parser, statistics):
+def _exit_status(parser, statistics, broken_links):
     if statistics.interrupted:
         return EXIT_INTERRUPTED
     if statistics.got_no_response():
@@ -214,7 +233,7 @@ def _exit_status(parser, statistics):
         if statistics.urls > len(statistics.unanswered):
             sys.stderr.write('  and %d more\n' % (statistics.urls - len(statistics.unanswered)))
         return EXIT_NO_ROOT
-    return 0
+    return EXIT_BROKEN_LINKS if broken_links else 0
 
 
 def _take_journaled_args(parser, argv, args):
@@ -308,6 +327,19 @@ def _printer(args):
     if not args.verbose:
         return None
     return lambda statistic: print(url_report_line(statistic))
+
+
+def _fan_out(printer, *collectors):
+    """One on_statistic for the printer and the collectors (LinkChecker, CrawlReport)."""
+    calls = [printer] if printer is not None else []
+    calls += [collector.add_statistic for collector in collectors if collector is not None]
+    if len(calls) < 2:
+        return calls[0] if calls else None
+
+    def on_statistic(statistic):
+        for call in calls:
+            call(statistic)
+    return on_statistic
 
 
 @gen.coroutine

@@ -73,6 +73,7 @@ DEFAULT_OPTIONS = collections.OrderedDict([
     ('keep_statistics', True),    # keep every FetchStatistic in `done`
     ('output', None),             # a text file: one JSON line per URL as it finishes
     ('on_statistic', None),       # called with each FetchStatistic as it finishes
+    ('on_links', None),           # called with (url, its links the crawl takes) per page
     ('state', None),              # path of the SQLite journal
     ('resume', False),            # go on with the crawl in `state`
     ('http_client', None),        # an AsyncHTTPClient (default: one of the crawl's own)
@@ -356,6 +357,9 @@ class Crawler(object):
                 # Most links were seen before: the cheap test first.
                 if link not in seen_urls and self.scope.allows(link):
                     self._admit(link, depth, self.max_redirect, new_items)
+        if self.on_links is not None:
+            # Every sighting, not only the first: a link checker names all referrers.
+            self.on_links(item.url, [link for link in links if link in self.seen_urls])
         return encoding, len(links)
 
     def _admit(self, url, depth, max_redirect, new_items):
