@@ -490,7 +490,9 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
 
     def on_done(done):
         if timed_out:
-            _log_late_failure(quiet_exceptions, done)
+            # The cancellation it was given, most of the time: nothing to log.
+            if not done.cancelled():
+                _log_late_failure(quiet_exceptions, done)
         else:
             io_loop.remove_timeout(handle)
             chain_future(done, result)

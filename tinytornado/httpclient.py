@@ -32,7 +32,7 @@ from tinytornado._compat import text_type
 from tinytornado._configurable import Configurable
 from tinytornado._http1connection import Exchange, data_at_close
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
-from tinytornado._httppool import ConnectionPool
+from tinytornado._httppool import ConnectionPool, SlotWaiter
 from tinytornado._httprequest import (
     RequestProxy, SSLContexts, native_url, redirected_request,
 )
@@ -371,14 +371,15 @@ class AsyncHTTPClient(Configurable):
         request = RequestProxy(request, self.defaults)
         try:
             exchange = Exchange(request, self.io_loop, self._ssl_contexts)
-            slot = self._pool.acquire(exchange.key)
         except Exception:
             # Refused before it could be sent: the coroutine meets the same error again
             # and makes the failed response, as for any failure of a later hop.
-            exchange = slot = None
-        if slot.__class__ is Future:
-            return _QueuedFetch(self, request, raise_error, exchange, slot).future
-        return self._fetch(request, raise_error, exchange, slot)
+            return self._fetch(request, raise_error, None, None)
+        host = self._pool.try_acquire(exchange.key)
+        if host is None:
+            return self._pool.wait(exchange.key,
+                                   _QueuedFetch(self, request, raise_error, exchange)).future
+        return self._fetch(request, raise_error, exchange, host)
 
     @gen.coroutine
     def _fetch(self, request, raise_error, exchange, host):
@@ -457,57 +458,55 @@ class AsyncHTTPClient(Configurable):
             self._pool.release(slot, None)
 
 
-class _QueuedFetch(object):
-    """A fetch waiting for a slot in the pool, as a plain Future; its coroutine starts
-    once the pool grants one, and passes its outcome on.
+class _QueuedFetch(SlotWaiter):
+    """A fetch waiting in the pool's queue for a slot, as a plain Future; its coroutine
+    starts once the pool grants one, and passes its outcome on.
 
-    A fetch that times out or is cancelled while queued then leaves in O(1): its waiter
-    leaves the queue and its Future fails, with no coroutine to resume for its clean-up.
-    (10,000 queued fetches timing out together were each resumed only to give up.)
+    A fetch that times out or is cancelled while queued then leaves in O(1): out of the
+    queue, its Future failed, and no coroutine to resume for its clean-up (10,000 queued
+    fetches timing out together were each resumed only to give up). Until the coroutine
+    starts, the exchange has no clock, no connection and no body: nothing to abandon.
     """
-    __slots__ = ('client', 'request', 'raise_error', 'exchange', 'slot', 'future', 'running')
+    __slots__ = ('client', 'request', 'raise_error', 'exchange', 'future', 'running',
+                 'has_slot')
 
-    def __init__(self, client, request, raise_error, exchange, slot):
+    def __init__(self, client, request, raise_error, exchange):
         self.client, self.request, self.raise_error = client, request, raise_error
-        self.exchange, self.slot = exchange, slot
+        self.exchange = exchange
         self.future = Future()
         self.future.set_canceller(self.cancel)
         self.running = None  # the coroutine's Future, once started
-        slot.add_done_callback(self._slot_resolved)
+        self.has_slot = False
 
     def cancel(self):
         if self.running is not None:
             return self.running.cancel()
-        if not self.slot.done():
-            return self.slot.cancel()  # _slot_resolved ends the fetch
-        # Granted, and the coroutine not started yet: the slot is held, give it back.
-        self.client._pool.release(self.slot.result(), None)
-        self.exchange.abandon()
+        if self.has_slot:  # granted, the coroutine not started yet: hand the slot on
+            self.client._pool.release(self.host, None)
+        else:
+            self.client._pool.stop_waiting(self)
         self.future.set_cancelled()
         return True
 
-    def _slot_resolved(self, slot):
-        if slot.cancelled():
-            self.exchange.abandon()
-            future_set_exc_info(self.future, slot.exc_info())  # its CancelledError
-        elif slot.exception() is not None:  # it waited longer than the queue_timeout
-            response = _response(self.request.request, self.exchange, slot.exception())
-            self.exchange.abandon()
-            outcome = _outcome(response, self.raise_error)
-            if isinstance(outcome, gen.Return):
-                self.future.set_result(response)
-            else:
-                self.future.set_exception(outcome)
+    def granted(self):
+        self.has_slot = True
+        # On the loop, not in this stack: the pool grants slots while it serves its
+        # queue, which the fetch's coroutine must not re-enter.
+        self.client.io_loop.add_callback(self._start)
+
+    def timed_out(self, error):
+        response = _response(self.request.request, self.exchange, error)
+        outcome = _outcome(response, self.raise_error)
+        if isinstance(outcome, gen.Return):
+            self.future.set_result(response)
         else:
-            # On the loop, not in this stack: the pool grants slots while it serves its
-            # queue, which the fetch's coroutine must not re-enter.
-            self.client.io_loop.add_callback(self._start)
+            self.future.set_exception(outcome)
 
     def _start(self):
-        if self.future.done():  # cancelled meanwhile, and the slot given back
+        if self.future.done():  # cancelled meanwhile, and the slot handed on
             return
         self.running = self.client._fetch(self.request, self.raise_error, self.exchange,
-                                          self.slot.result())
+                                          self.host)
         self.running.add_done_callback(self._finished)
 
     def _finished(self, running):
