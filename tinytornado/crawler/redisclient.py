@@ -203,7 +203,7 @@ class RedisClient(object):
         if self.state is CLOSED:
             return
         self.state = CLOSED
-        error = ConnectionError('the client of %s is closed' % (self.url,))
+        error = self._closed_error()
         stream, self._stream = self._stream, None
         if stream is not None:
             # Cancelled, not failed by the close: the loop may stop with the client, and
@@ -230,9 +230,12 @@ class RedisClient(object):
                 _expect(self._in_flight, waiter, count)
                 return
         if self.state is CLOSED:
-            waiter.fail(ConnectionError('the client of %s is closed' % (self.url,)))
+            waiter.fail(self._closed_error())
             return
         self._queue(data, waiter, count)
+
+    def _closed_error(self):
+        return ConnectionError('the client of %s is closed' % (self.url,))
 
     def _queue(self, data, waiter, count):
         deadline = self.io_loop.time() + self.wait_timeout
