@@ -23,13 +23,12 @@ from __future__ import absolute_import, division, print_function
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import timeit
 
 import machine
-from common import Unavailable, import_optional
+from common import Unavailable, failures, import_optional, json_from_child
 from report import median
 
 __all__ = ['main', 'commands_for']
@@ -129,13 +128,7 @@ def measure_in_child(implementation, workload, port, args):
     command = [sys.executable, HERE, '--measure', implementation, workload, str(port),
                '--commands', str(args.commands), '--batch', str(args.batch),
                '--parser', args.parser]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = child.communicate()
-    try:
-        return json.loads(out.decode('utf-8').strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        return {'error': 'exit %s: %s%s' % (child.returncode, out.decode('utf-8', 'replace'),
-                                            err.decode('utf-8', 'replace'))}
+    return json_from_child(command)
 
 
 def measure_rounds(port, workloads, implementations, args):
@@ -229,9 +222,9 @@ def main(argv):
     finally:
         server.stop()
     print(table(reports, workloads, implementations, args))
-    failed = [key for key, runs in reports.items() if any('error' in run for run in runs)]
-    for key in failed:
-        print('FAILED %s: %s' % (key, [run['error'] for run in reports[key] if 'error' in run][0]))
+    failed = failures(reports)
+    for line in failed:
+        print(line)
     return 1 if failed else 0
 
 
