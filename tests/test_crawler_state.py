@@ -13,12 +13,12 @@ from tinytornado.crawler.demosite import Site
 from tinytornado.crawler.engine import Crawler
 from tinytornado.crawler.journal import Journal
 
-from crawler_sites import Pages, by_url, links
+from crawler_sites import UNTHROTTLED, Pages, by_url, links, unthrottled
 
 
 @gen.coroutine
 def crawl(roots, **options):
-    statistics = yield Crawler(roots, **options).crawl()
+    statistics = yield Crawler(roots, **unthrottled(options)).crawl()
     raise gen.Return(statistics)
 
 
@@ -72,7 +72,7 @@ def test_stop_ends_the_crawl_with_what_it_has(serve, io_loop):
     pages = dict(('/p%d' % n, {'body': '', 'delay': 0.05}) for n in range(30))
     pages['/'] = links(*sorted(pages))
     server, origin = serve(Pages(pages))
-    crawler = Crawler([origin + '/'], max_tasks=2)
+    crawler = Crawler([origin + '/'], max_tasks=2, **UNTHROTTLED)
     io_loop.call_later(0.2, crawler.stop)
     statistics = yield crawler.crawl()
     assert statistics.interrupted
@@ -89,7 +89,7 @@ def state(tmpdir):
 def test_a_stopped_crawl_resumes_from_its_journal(serve, state):
     site = Site(seed=4, pages=40)
     server, origin = serve(site)
-    first = Crawler([origin + '/'], state=state, max_tasks=4)
+    first = Crawler([origin + '/'], state=state, max_tasks=4, **UNTHROTTLED)
     first.on_statistic = lambda statistic: first.statistics.urls == 20 and first.stop()
     done_first = yield first.crawl()
     assert done_first.interrupted and done_first.urls >= 20
