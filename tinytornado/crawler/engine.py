@@ -109,6 +109,14 @@ class Crawler(object):
 
         Crawler([], state=state, resume=True, output=open_output(path, state))
 
+    Polite by default: at most `max_per_host` (2) requests in flight to one host, and
+    between two requests to it a delay adapted to its latency by AutoThrottle's rule
+    (`politeness.AutoThrottle`: from `start_delay`, halfway to latency /
+    `target_concurrency` after each answer, within `min_delay` and `max_delay`, never
+    shorter after an answer that is not a 200). A `delay` fixes the delay instead, and a
+    robots.txt Crawl-delay fixes its host's. ``max_per_host=None, delay=0`` crawl as fast
+    as `max_tasks` allows.
+
     Raises:
         ValueError: a root is not an http(s) URL, an option is invalid, or `state`
             holds a crawl and `resume` is not set.
