@@ -2,7 +2,9 @@
 
 `max_tasks` is the workload's workers; robots.txt is not obeyed because the peers do not
 read it (the site's robots.txt would keep tinytornado out of /private/ and change the URL
-set). The URL set is read from the per-URL statistics.
+set). The URL set is read from the per-URL statistics. The crawl's polite defaults (2
+requests per host, a delay adapted to the host) are turned off, as the peers have none:
+every worker may ask the one host at once, with no delay, as before those defaults.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -23,7 +25,8 @@ def _crawler_class():
 @gen.coroutine
 def crawl(root_url, workers):
     """Crawl every page under `root_url`; [count, digest] of the URLs fetched."""
-    crawler = _crawler_class()([root_url], max_tasks=workers, obey_robots=False)
+    crawler = _crawler_class()([root_url], max_tasks=workers, obey_robots=False,
+                               max_per_host=workers, delay=0.0)
     yield crawler.crawl()
     failures = [s for s in crawler.done if s.exception]
     if failures:  # recorded and skipped by the crawler; here they make the run invalid

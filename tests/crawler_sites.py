@@ -14,9 +14,22 @@ from tinytornado.crawler.demosite import Resource
 from tinytornado.ioloop import IOLoop
 
 __all__ = ['Pages', 'FlakyServer', 'serve', 'by_url', 'links', 'robots_txt', 'request_log',
-           'HTML']
+           'HTML', 'UNTHROTTLED', 'UNTHROTTLED_ARGS', 'unthrottled']
 
 HTML = 'text/html; charset=utf-8'
+
+# The crawl as it was before the polite defaults (2 requests per host, an adapted delay):
+# for the tests of other things, whose workload must stay what it was.
+UNTHROTTLED = {'delay': 0.0, 'max_per_host': None}
+# The same on the command line: a per-host cap above any test's --max-tasks is none.
+UNTHROTTLED_ARGS = ['--delay', '0', '--max-per-host', '1000']
+
+
+def unthrottled(options):
+    """Crawler `options` with UNTHROTTLED's for those not given."""
+    merged = dict(UNTHROTTLED)
+    merged.update(options)
+    return merged
 
 
 class Pages(object):

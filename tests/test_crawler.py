@@ -16,12 +16,12 @@ from tinytornado.crawler import engine
 from tinytornado.crawler.demosite import Site
 from tinytornado.crawler.engine import Crawler
 
-from crawler_sites import FlakyServer, Pages, by_url, links
+from crawler_sites import FlakyServer, Pages, by_url, links, unthrottled
 
 
 @gen.coroutine
 def crawl(roots, **options):
-    statistics = yield Crawler(roots, **options).crawl()
+    statistics = yield Crawler(roots, **unthrottled(options)).crawl()
     raise gen.Return(statistics)
 
 

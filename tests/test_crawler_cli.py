@@ -24,6 +24,8 @@ from tinytornado import gen
 from tinytornado.crawler.__main__ import EXIT_INTERRUPTED, main
 from tinytornado.crawler.demosite import Site
 
+from crawler_sites import UNTHROTTLED_ARGS
+
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         'examples')
@@ -71,7 +73,7 @@ def child(argv, **kwargs):
 
 def start_crawl(*args):
     """``python -m tinytornado.crawler args...`` in a new process."""
-    return child(['-m', 'tinytornado.crawler'] + list(args))
+    return child(['-m', 'tinytornado.crawler'] + list(args) + UNTHROTTLED_ARGS)
 
 
 @gen.coroutine
@@ -92,7 +94,7 @@ def wait_for(process, timeout=20):
 def test_demo_crawl_with_output_and_summary(io_loop, tmpdir, capsys):
     output, summary = str(tmpdir.join('out.jsonl')), str(tmpdir.join('summary.json'))
     status = main(['--demo', '--demo-pages', '30', '--output', output, '--summary', summary,
-                   '--no-progress'])
+                   '--no-progress'] + UNTHROTTLED_ARGS)
     report = capsys.readouterr().out
     assert status == 0
     lines = read_json_lines(output)
@@ -119,7 +121,8 @@ def test_no_url_crawls_the_demo_site(io_loop, capsys):
 
 
 def test_verbose_prints_a_line_per_url(io_loop, capsys):
-    assert main(['--demo', '--demo-pages', '10', '-v', '--max-pages', '5']) == 0
+    assert main(['--demo', '--demo-pages', '10', '-v', '--max-pages', '5'] +
+                UNTHROTTLED_ARGS) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0].startswith('http://127.0.0.1:') for line in lines[:5]] == [True] * 5
     assert lines[5].startswith('Finished 5 urls')
@@ -192,7 +195,8 @@ def test_a_crawl_killed_between_journal_and_output_loses_no_line(serve, tmpdir):
     server, origin = serve(site)
     state, output = str(tmpdir.join('state.sqlite')), str(tmpdir.join('out.jsonl'))
     status, _, errors = yield wait_for(child(['-c', DIE_AFTER_JOURNALING, '10', origin + '/',
-                                              '--state', state, '--output', output]))
+                                              '--state', state, '--output', output] +
+                                             UNTHROTTLED_ARGS))
     assert status == -signal.SIGKILL, errors
     assert len(journal_done_urls(state)) == 10 and len(read_json_lines(output)) == 9
     status, report, errors = yield wait_for(start_crawl('--state', state, '--resume',
@@ -207,7 +211,7 @@ def finished_crawl(io_loop, tmpdir, capsys):
     """(state, output, the output's lines) of a demo crawl run to its end."""
     state, output = str(tmpdir.join('state.sqlite')), str(tmpdir.join('out.jsonl'))
     assert main(['--demo', '--demo-pages', '20', '--no-progress', '--state', state,
-                 '--output', output]) == 0
+                 '--output', output] + UNTHROTTLED_ARGS) == 0
     capsys.readouterr()
     with io.open(output, 'rb') as lines:
         return state, output, lines.readlines()
@@ -219,7 +223,8 @@ def test_a_resumed_crawl_mends_its_output(finished_crawl, capsys):
     # A line lost in the middle, and the last one torn in two.
     with io.open(output, 'wb') as damaged:
         damaged.write(b''.join(lines[:3] + lines[4:-1]) + lines[-1][:len(lines[-1]) // 2])
-    assert main(['--state', state, '--resume', '--output', output, '--no-progress']) == 0
+    assert main(['--state', state, '--resume', '--output', output, '--no-progress'] +
+                UNTHROTTLED_ARGS) == 0
     assert 'Finished %d urls' % len(lines) in capsys.readouterr().out
     with io.open(output, 'rb') as mended:
         assert sorted(mended.readlines()) == sorted(lines)
@@ -259,8 +264,8 @@ def test_progress_line_on_a_terminal(serve):
     server, origin = serve(Site(seed=0, pages=40, slow_fraction=0.5, slow_delay=0.05))
     master, slave = os.openpty()
     try:
-        process = child(['-m', 'tinytornado.crawler', origin + '/', '--max-tasks', '2'],
-                        stderr=slave)
+        process = child(['-m', 'tinytornado.crawler', origin + '/', '--max-tasks', '2'] +
+                        UNTHROTTLED_ARGS, stderr=slave)
         status, _, _ = yield wait_for(process)
         os.close(slave)
         slave = None

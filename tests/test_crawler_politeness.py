@@ -15,7 +15,9 @@ from tinytornado.crawler.stats import ROBOTS_DISALLOWED
 from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.netutil import Resolver
 
-from crawler_sites import FlakyServer, Pages, by_url, links, request_log, robots_txt
+from crawler_sites import (
+    FlakyServer, Pages, by_url, links, request_log, robots_txt, unthrottled,
+)
 
 # Loop timers fire at their deadline or a little later, never earlier; the slack covers the
 # server reading the time a moment before the client's timer would.
@@ -28,7 +30,7 @@ FIRST_SLACK = 0.04
 
 @gen.coroutine
 def crawl(roots, **options):
-    statistics = yield Crawler(roots, **options).crawl()
+    statistics = yield Crawler(roots, **unthrottled(options)).crawl()
     raise gen.Return(statistics)
 
 

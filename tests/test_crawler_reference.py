@@ -12,7 +12,7 @@ from tinytornado._compat import PY2, futures
 from tinytornado.crawler.demosite import Site
 from tinytornado.crawler.engine import Crawler
 
-from crawler_sites import by_url
+from crawler_sites import UNTHROTTLED, by_url
 
 pytestmark = pytest.mark.skipif(PY2, reason='asyncio needs Python 3')
 
@@ -25,7 +25,7 @@ def test_same_urls_and_status_counts_as_a_crawler_on_asyncio(serve):
     with futures.ThreadPoolExecutor(1) as executor:
         # Its own loop in a thread; this loop serves both crawlers.
         reference = yield executor.submit(reference_crawl, origin + '/')
-    statistics = yield Crawler([origin + '/'], obey_robots=False).crawl()
+    statistics = yield Crawler([origin + '/'], obey_robots=False, **UNTHROTTLED).crawl()
     ours = dict((url, statistic.status) for url, statistic in by_url(statistics).items())
     assert ours == reference
     assert statistics.status_counts() == collections.Counter(reference.values())

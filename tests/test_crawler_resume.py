@@ -19,7 +19,7 @@ from tinytornado.crawler.__main__ import main
 from tinytornado.crawler.demosite import Site
 from tinytornado.crawler.journal import Journal
 
-from crawler_sites import Pages, links
+from crawler_sites import UNTHROTTLED_ARGS, Pages, links
 from test_crawler_cli import child, start_crawl, wait_for, waits_for_processes
 
 # A crawl that SIGKILLs itself right after the Nth call of a Journal method (argv[1], [2]).
@@ -44,7 +44,7 @@ sys.exit(main(sys.argv[3:]))
 
 
 def die_after(method, count, *args):
-    return child(['-c', DIE_AFTER_CALLS, method, str(count)] + list(args))
+    return child(['-c', DIE_AFTER_CALLS, method, str(count)] + list(args) + UNTHROTTLED_ARGS)
 
 
 def read_lines(path):

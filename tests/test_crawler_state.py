@@ -18,12 +18,12 @@ from tinytornado.crawler.journal import Journal
 from tinytornado.crawler.politeness import HostHealth
 from tinytornado.crawler.stats import CrawlStatistics, FetchStatistic
 
-from crawler_sites import Pages, by_url, links, request_log
+from crawler_sites import UNTHROTTLED, Pages, by_url, links, request_log, unthrottled
 
 
 @gen.coroutine
 def crawl(roots, **options):
-    statistics = yield Crawler(roots, **options).crawl()
+    statistics = yield Crawler(roots, **unthrottled(options)).crawl()
     raise gen.Return(statistics)
 
 
@@ -77,7 +77,7 @@ def test_stop_ends_the_crawl_with_what_it_has(serve, io_loop):
     pages = dict(('/p%d' % n, {'body': '', 'delay': 0.05}) for n in range(30))
     pages['/'] = links(*sorted(pages))
     server, origin = serve(Pages(pages))
-    crawler = Crawler([origin + '/'], max_tasks=2)
+    crawler = Crawler([origin + '/'], max_tasks=2, **UNTHROTTLED)
     io_loop.call_later(0.2, crawler.stop)
     statistics = yield crawler.crawl()
     assert statistics.interrupted
@@ -94,7 +94,7 @@ def state(tmpdir):
 def test_a_stopped_crawl_resumes_from_its_journal(serve, state):
     site = Site(seed=4, pages=40)
     server, origin = serve(site)
-    first = Crawler([origin + '/'], state=state, max_tasks=4)
+    first = Crawler([origin + '/'], state=state, max_tasks=4, **UNTHROTTLED)
     first.on_statistic = lambda statistic: first.statistics.urls == 20 and first.stop()
     done_first = yield first.crawl()
     assert done_first.interrupted and done_first.urls >= 20
@@ -205,7 +205,7 @@ def test_tries_and_host_backoff_survive_a_stop(serve, state):
     server, origin = serve(Pages({'/': links('/busy'), '/busy': {'status': 503}}))
     log = request_log(server)
     first = Crawler([origin + '/'], state=state, max_tries=4, backoff=0.1,
-                    obey_robots=False)
+                    obey_robots=False, **UNTHROTTLED)
     stop_after(first, 'failed', 2)
     yield first.crawl()
     assert [path for path, _ in log] == ['/', '/busy', '/busy']
@@ -229,7 +229,7 @@ def test_a_host_given_up_stays_given_up_after_a_stop(serve, state):
     pages['/'] = links(*sorted(pages))
     server, origin = serve(Pages(pages))
     first = Crawler([origin + '/'], state=state, max_tasks=1, max_tries=10, backoff=0.0,
-                    max_host_failures=3, obey_robots=False)
+                    max_host_failures=3, obey_robots=False, **UNTHROTTLED)
     stop_after(first, 'failed', 2)
     yield first.crawl()
     statistics = yield crawl([], state=state, resume=True, max_tasks=1)

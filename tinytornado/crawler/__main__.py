@@ -67,7 +67,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog='tinycrawl', description='Crawl web sites from root URLs, politely.',
         epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add = parser.add_argument
+    add = _adder(parser)
     add('roots', nargs='*', metavar='URL',
         help='root URLs (several allowed); with none, the demo site is crawled')
     add('--demo', action='store_true',
@@ -92,8 +92,19 @@ def build_parser():
     return parser
 
 
+def _adder(parser):
+    """`parser.add_argument`, ending the help of an option that has a default with it."""
+    def add(*names, **kwargs):
+        default, text = kwargs.get('default'), kwargs.get('help')
+        if (text and default is not None and not isinstance(default, bool)
+                and '(default' not in text):
+            kwargs['help'] = text + ' (default %(default)s)'
+        return parser.add_argument(*names, **kwargs)
+    return add
+
+
 def _add_crawl_options(parser):
-    add = parser.add_argument
+    add = _adder(parser)
     defaults = DEFAULT_OPTIONS
     add('--max-tasks', type=int, default=defaults['max_tasks'], metavar='N',
         help='requests in flight at once (default %(default)s)')
@@ -109,18 +120,31 @@ def _add_crawl_options(parser):
     add('--exclude', action='append', metavar='REGEX', help="don't crawl URLs matching one")
     add('--max-pages', type=int, metavar='N', help='take in at most N URLs')
     add('--max-depth', type=int, metavar='N', help='follow at most N links from a root')
-    add('--max-per-host', type=int, metavar='N', help='requests in flight to one host')
+    add('--max-per-host', type=int, default=defaults['max_per_host'], metavar='N',
+        help='requests in flight to one host')
     add('--delay', type=float, default=defaults['delay'], metavar='SECONDS',
-        help='between two requests to one host (default %(default)s)')
+        help='fixed seconds between two requests to one host (default: adapted to the '
+             "host's latency, AutoThrottle's rule; robots.txt's Crawl-delay wins)")
+    add('--target-concurrency', type=float, default=defaults['target_concurrency'],
+        metavar='N', help='the adapted delay aims at N requests in flight per host, '
+                          'one every latency/N seconds')
+    add('--start-delay', type=float, default=defaults['start_delay'], metavar='SECONDS',
+        help="the adapted delay of a host before its first answer")
+    add('--min-delay', type=float, default=defaults['min_delay'], metavar='SECONDS',
+        help='the shortest adapted delay')
+    add('--max-delay', type=float, default=defaults['max_delay'], metavar='SECONDS',
+        help='the longest adapted delay')
     add('--no-robots', dest='obey_robots', action='store_false', help='ignore robots.txt')
-    add('--user-agent', default=defaults['user_agent'], metavar='TEXT')
+    add('--user-agent', default=defaults['user_agent'], metavar='TEXT',
+        help='the User-Agent header, and the name looked up in robots.txt')
     add('--max-crawl-delay', type=float, default=defaults['max_crawl_delay'],
         metavar='SECONDS', help='cap on robots.txt Crawl-delay (default %(default)s)')
     add('--connect-timeout', type=float, default=defaults['connect_timeout'],
-        metavar='SECONDS')
+        metavar='SECONDS', help='to open a connection')
     add('--request-timeout', type=float, default=defaults['request_timeout'],
-        metavar='SECONDS')
-    add('--max-body-size', type=int, default=defaults['max_body_size'], metavar='BYTES')
+        metavar='SECONDS', help='for a whole request')
+    add('--max-body-size', type=int, default=defaults['max_body_size'], metavar='BYTES',
+        help='a longer body fails its URL')
     add('--skip-non-html', dest='download_non_html', action='store_false',
         help="don't download bodies that are not HTML past their headers")
     add('--frames', action='store_true', help='follow <frame> and <iframe> too')
@@ -132,7 +156,9 @@ def _crawler_options(args):
     names = ('max_tasks', 'max_redirect', 'max_tries', 'strict', 'include', 'exclude',
              'max_pages', 'max_depth', 'max_per_host', 'delay', 'obey_robots', 'user_agent',
              'max_crawl_delay', 'connect_timeout', 'request_timeout', 'max_body_size',
-             'download_non_html', 'frames', 'hashed_seen', 'state', 'resume')
+             'download_non_html', 'frames', 'hashed_seen',
+             'target_concurrency', 'start_delay', 'min_delay', 'max_delay',
+             'state', 'resume')
     options = dict((name, getattr(args, name)) for name in names)
     options['keep_statistics'] = False  # streamed to --output; the report needs only totals
     return options

@@ -34,7 +34,7 @@ from .frontier import Frontier
 from .journal import Journal, as_journaled, contradictions
 from .links import content_type_charset, decode_html, extract_links, is_html_content_type
 from .output import statistic_line
-from .politeness import HostHealth, RobotsCache
+from .politeness import AutoThrottle, HostHealth, RobotsCache
 from .scope import Scope
 from .seen import new_seen_set
 from .stats import ROBOTS_DISALLOWED, CrawlStatistics, FetchStatistic
@@ -55,8 +55,13 @@ DEFAULT_OPTIONS = collections.OrderedDict([
     ('exclude', None),            # regex(es): URLs matching one are not crawled
     ('max_pages', None),          # the most URLs a crawl takes in
     ('max_depth', None),          # the most links followed from a root
-    ('max_per_host', None),       # requests in flight to one host (None: max_tasks)
-    ('delay', 0.0),               # seconds between two requests to one host
+    ('max_per_host', 2),          # requests in flight to one host (None: max_tasks)
+    ('delay', None),              # seconds between two requests to one host (None: adapted
+                                  # to each host's latency, by the four options below)
+    ('target_concurrency', 1.0),  # AutoThrottle: requests in flight to aim for per host
+    ('start_delay', 1.0),         # AutoThrottle: a host's delay before its first answer
+    ('min_delay', 0.0),           # AutoThrottle: the bounds of a host's delay
+    ('max_delay', 10.0),
     ('obey_robots', True),        # read and obey robots.txt
     ('user_agent', USER_AGENT),
     ('max_crawl_delay', 10.0),    # the longest robots.txt Crawl-delay honoured
@@ -109,6 +114,14 @@ class Crawler(object):
     tries) back from the journal: give them again or not, but the same; the others
     (`max_tasks`, timeouts, `hashed_seen`, where results go) may change.
 
+    Polite by default: at most `max_per_host` (2) requests in flight to one host, and
+    between two requests to it a delay adapted to its latency by AutoThrottle's rule
+    (`politeness.AutoThrottle`: from `start_delay`, halfway to latency /
+    `target_concurrency` after each answer, within `min_delay` and `max_delay`, never
+    shorter after an answer that is not a 200). A `delay` fixes the delay instead, and a
+    robots.txt Crawl-delay fixes its host's. ``max_per_host=None, delay=0`` crawl as fast
+    as `max_tasks` allows.
+
     Raises:
         ValueError: a root is not an http(s) URL, an option is invalid, `state`
             holds a crawl and `resume` is not set, or roots or options given to a resume
@@ -130,7 +143,7 @@ class Crawler(object):
         self.scope = Scope(self.roots, strict=self.strict, include=self.include,
                            exclude=self.exclude)
         self.seen_urls = new_seen_set(self.hashed_seen)
-        self.frontier = Frontier(max_per_host=self.max_per_host, delay=self.delay)
+        self.frontier = self._frontier()
         self.statistics = CrawlStatistics(self.keep_statistics, self.max_tasks)
         self.done = self.statistics.done
         self.health = HostHealth(self.frontier, self.backoff, self.max_backoff,
@@ -182,7 +195,8 @@ class Crawler(object):
         self.fetcher = Fetcher(self.http_client, self.user_agent, self.connect_timeout,
                                self.request_timeout, self.max_body_size,
                                self.download_non_html)
-        self.robots = RobotsCache(self.fetcher, self.frontier, self.user_agent, self.delay,
+        self.robots = RobotsCache(self.fetcher, self.frontier, self.user_agent,
+                                  self.min_delay if self.delay is None else self.delay,
                                   self.max_crawl_delay)
         if self.journal is not None:
             # Stored on resuming too: a journal of an older version has none yet.
@@ -198,6 +212,18 @@ class Crawler(object):
                 self.journal.set_meta('roots', self.roots)
                 self.journal.queue([_journal_entry(item) for item in items])
             self._queue(items)
+
+    def _frontier(self):
+        """The frontier: a fixed `delay`, or one adapted to each host (AutoThrottle)."""
+        if self.max_per_host is not None and self.max_per_host < 1:
+            raise ValueError('max_per_host must be at least 1 (or None: no limit)')
+        if self.delay is not None:
+            if self.delay < 0:
+                raise ValueError('delay must be 0 or more (or None: adapted)')
+            return Frontier(self.max_per_host, self.delay)
+        throttle = AutoThrottle(self.target_concurrency, self.start_delay, self.min_delay,
+                                self.max_delay)
+        return Frontier(self.max_per_host, throttle.start_delay, throttle)
 
     def _close(self, todo):
         self.frontier.close()
@@ -249,9 +275,10 @@ class Crawler(object):
             if fetched is None and self.obey_robots:
                 fetched = yield self._robots_refusal(item)
             if fetched is None:
-                download, response = self.fetcher.start(
-                    item.url, sending=self.frontier.request_started(item.host))
+                sending = self.frontier.request_started(item.host)
+                download, response = self.fetcher.start(item.url, sending=sending)
                 fetched = download.outcome((yield response))
+                sending.answered(fetched.status == 200)  # the throttle's latency
             statistic = self._settle(item, fetched, started, new_items)
         except gen.CancelledError:
             raise
@@ -499,7 +526,8 @@ _JOURNALED_OPTIONS = (
     'max_redirect', 'max_tries', 'strict', 'include', 'exclude', 'max_pages', 'max_depth',
     'max_per_host', 'delay', 'obey_robots', 'user_agent', 'max_crawl_delay',
     'max_body_size', 'download_non_html', 'frames', 'backoff', 'max_backoff',
-    'max_retry_after', 'max_host_failures',
+    'max_retry_after', 'max_host_failures', 'target_concurrency', 'start_delay', 'min_delay',
+    'max_delay',
 )
 
 

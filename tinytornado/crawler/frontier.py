@@ -22,6 +22,10 @@ sending time is known, a request started and not yet sent holds the host back; o
 ends unsent (its connection failed) counts as sent when it ends. Handing out an item
 counts as sending too (the item may make no request), so two hand-outs are spaced as well.
 
+With a `throttle` (`politeness.AutoThrottle`), each host's delay adapts to its latency: the
+time from a request's last sending to its answer, told by ``answered()``. A delay set for
+a host (robots.txt's Crawl-delay, `set_host_delay`) is fixed from then on.
+
 Invariant: a host is in the ring at most once, and only if it had pending items and room
 when it was put there; `get` checks again when it reaches it, since a pause may have come
 in between. Items carry their host key as ``item.host``.
@@ -40,9 +44,9 @@ __all__ = ['Frontier']
 class _Host(object):
     """One host's queue and politeness state."""
     __slots__ = ('key', 'pending', 'active', 'unsent', 'last_sent', 'not_before', 'delay',
-                 'timer', 'in_ring')
+                 'adaptive', 'timer', 'in_ring')
 
-    def __init__(self, key, delay):
+    def __init__(self, key, delay, adaptive):
         self.key = key
         self.pending = collections.deque()
         self.active = 0
@@ -50,6 +54,7 @@ class _Host(object):
         self.last_sent = None
         self.not_before = 0.0
         self.delay = delay
+        self.adaptive = adaptive  # the throttle may change `delay`
         self.timer = None  # (deadline, handle) of the wake-up, if one is set
         self.in_ring = False
 
@@ -63,16 +68,18 @@ class _Host(object):
 
 class _Sending(object):
     """A request to one host on its way out; made by `Frontier.request_started`."""
-    __slots__ = ('frontier', 'host', 'unsent')
+    __slots__ = ('frontier', 'host', 'unsent', 'since')
 
     def __init__(self, frontier, host):
         self.frontier, self.host = frontier, host
         self.unsent = True
+        self.since = frontier.io_loop.time()  # the start, then the last sending
         host.unsent += 1
 
     def sent(self):
         """The request has been written (again, for a redirect or a retry): the host's
         delay counts from now. Fit for the HTTP client's `sent_callback`."""
+        self.since = self.frontier.io_loop.time()
         self.frontier._count_delay_from_now(self)
 
     def ended(self):
@@ -81,18 +88,27 @@ class _Sending(object):
         if self.unsent:
             self.frontier._count_delay_from_now(self)
 
+    def answered(self, ok):
+        """The answer is in (`ok`: a 200): the frontier's throttle, if any, adapts the
+        host's delay to the time since the request's last sending (its start if it was
+        never sent, as for a connection that timed out)."""
+        self.frontier._adapt_delay(self, ok)
+
 
 class Frontier(object):
     """Per-host queues served round-robin; see the module docstring.
 
     Args:
         max_per_host: items of one host in flight at once; None for no limit.
-        delay: seconds between the sending of two requests to one host.
+        delay: seconds between the sending of two requests to one host; with a
+            `throttle`, where each host's delay starts.
+        throttle: a `politeness.AutoThrottle` adapting each host's delay, or None.
     """
 
-    def __init__(self, max_per_host=None, delay=0.0):
+    def __init__(self, max_per_host=None, delay=0.0, throttle=None):
         self.max_per_host = max_per_host
         self.delay = delay
+        self.throttle = throttle
         self.io_loop = IOLoop.current()
         self._hosts = {}
         self._ring = collections.deque()
@@ -161,6 +177,7 @@ class Frontier(object):
         """Seconds between the sending of two requests to host `key` from now on."""
         host = self._host(key)
         host.delay = delay
+        host.adaptive = False
         self._reschedule(host)
 
     def host_delay(self, key):
@@ -202,7 +219,7 @@ class Frontier(object):
     def _host(self, key):
         host = self._hosts.get(key)
         if host is None:
-            host = self._hosts[key] = _Host(key, self.delay)
+            host = self._hosts[key] = _Host(key, self.delay, self.throttle is not None)
         return host
 
     def _has_room(self, host):
@@ -235,6 +252,13 @@ class Frontier(object):
             sending.unsent = False
             host.unsent -= 1
         self._reschedule(host)
+
+    def _adapt_delay(self, sending, ok):
+        host = sending.host
+        if host.adaptive:
+            latency = self.io_loop.time() - sending.since
+            host.delay = self.throttle.next_delay(host.delay, latency, ok)
+            self._reschedule(host)
 
     def _wake(self, host):
         host.timer = None

@@ -11,6 +11,13 @@ that site asks again.
 ends the streak. Errors never make a host be asked sooner. After `max_failures` failures in
 a row the host is given up: its URLs fail without a request. A host's streak and what is
 left of its pause can be taken (`snapshot`) and given back (`restore`), by a resumed crawl.
+
+`AutoThrottle` is the rule of Scrapy's extension of that name, which adapts a host's delay
+to how long it takes to answer: a server that needs `latency` seconds per request serves
+`target_concurrency` of them at once if sent one every ``latency / target_concurrency``
+seconds. Each answer moves the delay halfway to that target, within bounds; an answer that
+is not a 200 may only lengthen it, since errors often come faster than pages and a crawler
+that sped up on them would press a server that is already failing.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -21,7 +28,7 @@ from tinytornado._waiters import resolved_future
 
 from .robots import RobotsRules, robots_url
 
-__all__ = ['RobotsCache', 'RobotsUnavailable', 'HostHealth']
+__all__ = ['RobotsCache', 'RobotsUnavailable', 'HostHealth', 'AutoThrottle']
 
 
 class RobotsUnavailable(Exception):
@@ -150,3 +157,34 @@ class HostHealth(object):
     def _pause(self, host, pause):
         self.frontier.pause_host(host, pause)
         self._pause_ends[host] = self.frontier.io_loop.time() + pause
+
+class AutoThrottle(object):
+    """The delay of a host adapted to its latency; see the module docstring.
+
+    Args:
+        target_concurrency: the requests in flight to one host to aim for, on average.
+        start_delay: a host's delay before any answer came, in seconds.
+        min_delay, max_delay: the bounds of the delay, in seconds.
+
+    Raises:
+        ValueError: a bound is negative, `max_delay` is below `min_delay`, or
+            `target_concurrency` is not above 0.
+    """
+
+    def __init__(self, target_concurrency=1.0, start_delay=1.0, min_delay=0.0, max_delay=10.0):
+        if not target_concurrency > 0:
+            raise ValueError('target_concurrency must be above 0')
+        if not 0 <= min_delay <= max_delay or start_delay < 0:
+            raise ValueError('delays must be 0 or more, and min_delay at most max_delay')
+        self.target_concurrency = target_concurrency
+        self.start_delay = min(max(start_delay, min_delay), max_delay)
+        self.min_delay = min_delay
+        self.max_delay = max_delay
+
+    def next_delay(self, delay, latency, ok):
+        """The delay after an answer that took `latency` seconds; `ok`: it was a 200."""
+        target = latency / self.target_concurrency
+        new_delay = min(max((delay + target) / 2.0, self.min_delay), self.max_delay)
+        if not ok:
+            return max(new_delay, delay)
+        return new_delay
