@@ -32,7 +32,7 @@ from tinytornado.crawler.progress import ProgressLine, fit_line, terminal_column
 from tinytornado.crawler.stats import CrawlStatistics, FetchStatistic, failure_cause
 from tinytornado.crawler.usage import option_names
 
-from crawler_sites import Pages, links, robots_txt
+from crawler_sites import UNTHROTTLED_ARGS, Pages, links, robots_txt
 from test_crawler_cli import child, start_crawl, wait_for, waits_for_processes
 
 
@@ -197,21 +197,21 @@ def test_each_root_gets_its_cause(serve, refusing_port, capsys):
         ' tries: 1' % origin,
         '  %s: connection refused to 127.0.0.1:%d, reading its robots.txt; tries: 1' % (
             roots[1], refusing_port)])
-    assert main([roots[1], '--no-robots', '--max-tries', '1']) == EXIT_NO_ROOT
+    assert main([roots[1], '--no-robots', '--max-tries', '1'] + UNTHROTTLED_ARGS) == EXIT_NO_ROOT
     assert capsys.readouterr().err.splitlines()[1] == (
         '  %s: connection refused to 127.0.0.1:%d; tries: 1' % (roots[1], refusing_port))
 
 
 def test_a_root_robots_txt_disallows(serve, capsys):
     server, origin = serve(Pages({'/robots.txt': robots_txt('User-agent: *\nDisallow: /\n')}))
-    assert main([origin + '/', '--no-progress']) == EXIT_NO_ROOT
+    assert main([origin + '/', '--no-progress'] + UNTHROTTLED_ARGS) == EXIT_NO_ROOT
     assert capsys.readouterr().err.splitlines()[1] == (
         '  %s/: robots.txt disallows it; tries: 1' % origin)
 
 
 def test_a_root_that_answers_an_error_was_fetched(serve, capsys):
     server, origin = serve(Pages({}))
-    assert main([origin + '/', '--no-progress']) == 0
+    assert main([origin + '/', '--no-progress'] + UNTHROTTLED_ARGS) == 0
     captured = capsys.readouterr()
     assert captured.err == '' and 'status_404' in captured.out
 
@@ -239,7 +239,7 @@ def test_error_pages_are_not_counted_as_html(serve, tmpdir, capsys):
         '/f.txt': {'content_type': 'text/plain', 'body': 'text'},
     }))
     summary = str(tmpdir.join('summary.json'))
-    assert main([origin + '/', '--summary', summary, '--no-progress']) == 0
+    assert main([origin + '/', '--summary', summary, '--no-progress'] + UNTHROTTLED_ARGS) == 0
     report = capsys.readouterr().out
     with io.open(summary, encoding='utf-8') as summary_file:
         counters = json.load(summary_file)['counters']
@@ -258,7 +258,8 @@ def test_a_summary_that_cannot_be_written_at_the_end(serve, tmpdir, capsys):
     directory.mkdir()
     summary = str(directory.join('summary.json'))
     server.on_request = lambda path: directory.exists() and shutil.rmtree(str(directory))
-    assert main([origin + '/', '--summary', summary, '--no-progress']) == EXIT_USAGE
+    assert main([origin + '/', '--summary', summary, '--no-progress']
+                 + UNTHROTTLED_ARGS) == EXIT_USAGE
     captured = capsys.readouterr()
     assert captured.out.startswith('Finished 2 urls')
     assert captured.err.splitlines() == [
@@ -347,7 +348,8 @@ def test_columns_from_the_environment(terminal, monkeypatch):
 def test_a_crawl_on_a_narrow_terminal(serve, terminal):
     server, origin = serve(Site(seed=0, pages=40, slow_fraction=0.5, slow_delay=0.05))
     stream, read = terminal(40)
-    process = child(['-m', 'tinytornado.crawler', origin + '/', '--max-tasks', '2'],
+    process = child(['-m', 'tinytornado.crawler', origin + '/', '--max-tasks', '2']
+                     + UNTHROTTLED_ARGS,
                     stderr=stream)
     status, _, _ = yield wait_for(process)
     assert status == 0

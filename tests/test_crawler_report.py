@@ -21,7 +21,7 @@ from tinytornado.crawler.linkcheck import BrokenLink, Hop, LinkChecker, broken_l
 from tinytornado.crawler.report import CrawlReport, Timeline, bar_chart, escape_html
 from tinytornado.crawler.stats import ROBOTS_DISALLOWED, CrawlStatistics, FetchStatistic
 
-from crawler_sites import Pages, links
+from crawler_sites import UNTHROTTLED_ARGS, Pages, links
 
 EVIL = u'http://a.test/<script>alert("x")</script>\'"&amp;'
 
@@ -151,7 +151,7 @@ def test_on_links_gets_every_page_and_its_links_in_scope(serve):
         '/b': links('/a'),
     }))
     sightings = {}
-    crawler = Crawler([origin + '/'], exclude=['excluded'],
+    crawler = Crawler([origin + '/'], exclude=['excluded'], delay=0.0, max_per_host=None,
                       on_links=lambda url, found: sightings.setdefault(url, []).append(found))
     yield crawler.crawl()
     assert sightings == {
@@ -299,7 +299,8 @@ def broken_site(origin_of_refused='http://127.0.0.1:1'):
 
 def test_link_check_lists_broken_links_and_exits_1(serve, capsys):
     server, origin = serve(broken_site())
-    status = main([origin + '/', '--link-check', '--no-progress', '--max-tries', '1'])
+    status = main([origin + '/', '--link-check', '--no-progress', '--max-tries', '1']
+                   + UNTHROTTLED_ARGS)
     out = capsys.readouterr().out
     assert status == EXIT_BROKEN_LINKS == 1
     listing = out[out.index('Broken links:'):].splitlines()
@@ -323,14 +324,15 @@ def test_link_check_lists_broken_links_and_exits_1(serve, capsys):
 def test_link_check_exits_0_when_no_link_is_broken(serve, capsys):
     server, origin = serve(Pages({'/': links('/a', '/moved'), '/a': links('/'),
                                   '/moved': redirect('/a')}))
-    assert main([origin + '/', '--link-check', '--no-progress']) == 0
+    assert main([origin + '/', '--link-check', '--no-progress'] + UNTHROTTLED_ARGS) == 0
     assert capsys.readouterr().out.endswith('\nBroken links: none\n')
 
 
 def test_report_alone_does_not_change_the_exit_status(serve, capsys, tmpdir):
     server, origin = serve(broken_site())
     path = str(tmpdir.join('report.html'))
-    assert main([origin + '/', '--report', path, '--no-progress', '--max-tries', '1']) == 0
+    assert main([origin + '/', '--report', path, '--no-progress', '--max-tries', '1']
+                 + UNTHROTTLED_ARGS) == 0
     assert 'Broken links' not in capsys.readouterr().out
     page = io.open(path, encoding='utf-8').read()
     broken_rows = re.findall(r'<tr><td><a class="url" href="([^"]*)"[^<]*</a></td>'
@@ -390,7 +392,8 @@ def test_the_report_renders_in_chromium_without_console_errors(serve, capsys, tm
     site.pages['/'] += links('/strange', '/a%22b%27%3Cc%3E')
     server, origin = serve(site)
     path = str(tmpdir.join('report.html'))
-    assert main([origin + '/', '--report', path, '--no-progress', '--max-tries', '1']) == 0
+    assert main([origin + '/', '--report', path, '--no-progress', '--max-tries', '1']
+                 + UNTHROTTLED_ARGS) == 0
     page = io.open(path, encoding='utf-8').read()
     checked = str(tmpdir.join('checked.html'))
     with io.open(checked, 'w', encoding='utf-8') as out:
