@@ -90,6 +90,8 @@ def _add_crawl_options(parser):
     add('--skip-non-html', dest='download_non_html', action='store_false',
         help="don't download bodies that are not HTML past their headers")
     add('--frames', action='store_true', help='follow <frame> and <iframe> too')
+    add('--sitemaps', action='store_true',
+        help="also crawl the pages listed in the roots' sitemaps (robots.txt, /sitemap.xml)")
     add('--hashed-seen', action='store_true',
         help='keep the seen set as 64-bit URL hashes (less memory)')
 
@@ -98,7 +100,7 @@ def _crawler_options(args):
     names = ('max_tasks', 'max_redirect', 'max_tries', 'strict', 'include', 'exclude',
              'max_pages', 'max_depth', 'max_per_host', 'delay', 'obey_robots', 'user_agent',
              'max_crawl_delay', 'connect_timeout', 'request_timeout', 'max_body_size',
-             'download_non_html', 'frames', 'hashed_seen', 'state', 'resume')
+             'download_non_html', 'frames', 'hashed_seen', 'state', 'resume', 'sitemaps')
     options = dict((name, getattr(args, name)) for name in names)
     options['keep_statistics'] = False  # streamed to --output; the report needs only totals
     return options

@@ -16,6 +16,9 @@ of its host that grows with each failure in a row (`politeness.HostHealth`).
 Redirects are the crawler's, as in the chapter: the target is queued as a new item with
 one redirect less to go, through the same seen set as links, so chains that meet are
 fetched once; the target must be in scope like any link.
+
+With `sitemaps`, each root site's robots.txt and /sitemap.xml are work items too, of negative
+depth, and the pages their sitemaps list come in as roots (sitemaps.py tells how).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -37,8 +40,10 @@ from .output import statistic_line
 from .politeness import HostHealth, RobotsCache
 from .scope import Scope
 from .seen import new_seen_set
+from .sitemaps import (MAX_SITEMAPS, SitemapError, is_sitemap_depth, read_sitemap,
+                       sitemap_entries, sitemap_sources)
 from .stats import ROBOTS_DISALLOWED, CrawlStatistics, FetchStatistic
-from .urls import normalize_url, urljoin
+from .urls import normalize_url, url_host, urljoin
 
 __all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
 
@@ -65,6 +70,7 @@ DEFAULT_OPTIONS = collections.OrderedDict([
     ('max_body_size', 10 * 1024 * 1024),
     ('download_non_html', True),  # False: stop a non-HTML response after its headers
     ('frames', False),            # follow <frame> and <iframe> too
+    ('sitemaps', False),          # queue the pages the roots' sites list in sitemaps
     ('backoff', 1.0),             # first pause of a failing host; doubles each time
     ('max_backoff', 60.0),
     ('max_retry_after', 300.0),   # the longest Retry-After honoured
@@ -134,6 +140,7 @@ class Crawler(object):
         self._stopped = Future()
         self._stopping = False
         self._failure = None  # exc_info of an error that ended the crawl
+        self._sitemaps_left = MAX_SITEMAPS  # child sitemaps this crawl may still queue
 
     # -- the crawl ----------------------------------------------------------------------
 
@@ -185,6 +192,10 @@ class Crawler(object):
             for root in self.roots:
                 if root not in self.seen_urls:  # a root given twice is crawled once
                     self._admit(root, 0, self.max_redirect, items)
+            if self.sitemaps:  # sitemaps.py: work items of their own, after the roots
+                for url, depth in sitemap_sources(self.roots):
+                    if url not in self.seen_urls:
+                        self._admit(url, depth, self.max_redirect, items)
             if self.journal is not None:
                 self.journal.set_meta('roots', self.roots)
                 self.journal.queue([_journal_entry(item) for item in items])
@@ -241,7 +252,8 @@ class Crawler(object):
                 fetched = yield self._robots_refusal(item)
             if fetched is None:
                 download, response = self.fetcher.start(
-                    item.url, sending=self.frontier.request_started(item.host))
+                    item.url, sending=self.frontier.request_started(item.host),
+                    download_non_html=is_sitemap_depth(item.depth) or None)  # XML, wanted
                 fetched = download.outcome((yield response))
             statistic = self._settle(item, fetched, started, new_items)
         except gen.CancelledError:
@@ -310,15 +322,18 @@ class Crawler(object):
         content_type = fetched.content_type
         next_url = encoding = None
         num_urls = 0
+        exception = fetched.exception
         # Only a redirect's Location counts: the others are not looked up.
         location = fetched.headers.get('Location') if status in REDIRECT_STATUSES else None
         if location:
             next_url, num_urls = self._redirect(item, location, new_items)
+        elif is_sitemap_depth(item.depth):
+            exception, num_urls = self._sitemap(item, fetched, new_items)
         elif 200 <= status < 300 and is_html_content_type(content_type):
             encoding, num_urls = self._links(item, fetched.body, content_type, new_items)
         else:
             encoding = content_type_charset(content_type)
-        return FetchStatistic(item.url, next_url, status, fetched.exception, len(fetched.body),
+        return FetchStatistic(item.url, next_url, status, exception, len(fetched.body),
                               content_type, encoding, num_urls, len(new_items), item.depth,
                               self._elapsed(started), item.tries + 1)
 
@@ -345,6 +360,33 @@ class Crawler(object):
                 if link not in seen_urls and self.scope.allows(link):
                     self._admit(link, depth, self.max_redirect, new_items)
         return encoding, len(links)
+
+    def _sitemap(self, item, fetched, new_items):
+        """(exception, num_urls) of a sitemap (or a robots.txt read for its sitemaps); queues
+        the pages it lists in scope, as roots, and the sitemaps it lists on hosts in scope.
+
+        A sitemap that cannot be read is this statistic's exception ('SitemapError: ...'),
+        a missing one its status: either is counted in the report, and the crawl goes on.
+        """
+        if not 200 <= fetched.status < 300:
+            return fetched.exception, 0
+        try:
+            sitemap = read_sitemap(fetched.body, item.depth)
+        except SitemapError as e:
+            return describe_exception(e), 0
+        for url, depth in sitemap_entries(item.url, item.depth, sitemap):
+            if url not in self.seen_urls and self._sitemap_entry_allowed(url, depth):
+                self._admit(url, depth, self.max_redirect, new_items)
+        return None, len(sitemap.pages) + len(sitemap.sitemaps)
+
+    def _sitemap_entry_allowed(self, url, depth):
+        if not is_sitemap_depth(depth):
+            return self.scope.allows(url)
+        # A sitemap file need only be on a host in scope: --include/--exclude choose pages.
+        if self._sitemaps_left <= 0 or not self.scope.host_allowed(url_host(url)):
+            return False
+        self._sitemaps_left -= 1
+        return True
 
     def _admit(self, url, depth, max_redirect, new_items):
         """Add a WorkItem for `url`, which the caller found not seen (the test comes before
