@@ -146,7 +146,9 @@ def _gunzip(body, max_size):
     data = body
     while data:
         decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        while data:
+        # A member's end shows as unused_data: past it, CPython leaves the next member in
+        # unconsumed_tail too, and would decompress nothing from it forever.
+        while data and not decompressor.unused_data:
             piece = decompressor.decompress(data, _PIECE_SIZE)
             data = decompressor.unconsumed_tail
             if not data:
