@@ -290,6 +290,16 @@ def test_missing_and_broken_sitemaps_are_counted_and_the_crawl_goes_on(serve):
     assert statistics.counters['status_404'] == 2
 
 
+def test_a_sitemap_over_the_body_cap_keeps_its_own_error(serve):
+    server, origin = serve(Pages({'/': links(), '/sitemap.xml': xml(urlset(*(
+        '/p%d' % number for number in range(100))))}))
+    statistics = yield crawl([origin + '/'], sitemaps=True, max_body_size=1000)
+    sitemap = by_url(statistics)[origin + '/sitemap.xml']
+    assert (sitemap.status, sitemap.num_urls) == (200, 0)
+    assert sitemap.exception.startswith('BodyTooLarge: ')
+    assert statistics.urls == 3
+
+
 def test_sitemap_pages_keep_to_the_scope_and_sitemaps_to_its_hosts(serve):
     site = Pages({'/': links(), '/keep/1': '', '/drop/1': '', '/keep/2': ''})
     server, origin = serve(site)

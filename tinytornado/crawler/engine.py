@@ -368,8 +368,8 @@ class Crawler(object):
         A sitemap that cannot be read is this statistic's exception ('SitemapError: ...'),
         a missing one its status: either is counted in the report, and the crawl goes on.
         """
-        if not 200 <= fetched.status < 300:
-            return fetched.exception, 0
+        if fetched.exception is not None or not 200 <= fetched.status < 300:
+            return fetched.exception, 0  # a body over the cap, say: not one to read
         try:
             sitemap = read_sitemap(fetched.body, item.depth)
         except SitemapError as e:
