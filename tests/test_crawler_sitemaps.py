@@ -371,7 +371,11 @@ def test_a_resumed_crawl_still_reads_its_sitemaps(serve, tmpdir):
     crawler.on_statistic = lambda statistic: crawler.stop()  # after the root
     first = yield crawler.crawl()
     assert paths(first, origin) == {'/'}
-    statistics = yield Crawler([], sitemaps=True, state=state, resume=True).crawl()
+    with pytest.raises(ValueError) as raised:
+        Crawler([], sitemaps=False, state=state, resume=True)
+    assert 'sitemaps=False contradicts' in str(raised.value)
+    # The journal keeps the option, and the sitemaps' depths that tell them from pages.
+    statistics = yield Crawler([], state=state, resume=True).crawl()
     found = by_url(statistics)
     assert set(found) == set(origin + path for path in ('/', '/robots.txt', '/sitemap.xml',
                                                          '/p'))
@@ -388,3 +392,14 @@ def test_the_command_line_option(serve, tmpdir, capsys):
             urls = [json.loads(line)['url'] for line in lines]
         assert sorted(urls) == [origin + path for path in expected]
         assert capsys.readouterr().out.startswith('Finished %d urls' % len(expected))
+
+
+def test_link_check_names_the_sitemap_that_lists_a_missing_page(serve, capsys):
+    server, origin = serve(Pages({'/': links(), '/sitemap.xml': xml(urlset('/p', '/gone')),
+                                  '/p': ''}))
+    assert main([origin + '/', '--link-check', '--no-progress']) == 0
+    capsys.readouterr()
+    assert main([origin + '/', '--sitemaps', '--link-check', '--no-progress']) == 1
+    out = capsys.readouterr().out
+    assert out[out.index('Broken links:'):].splitlines() == [
+        'Broken links: 1', '%s/gone 404' % origin, '    linked from %s/sitemap.xml' % origin]

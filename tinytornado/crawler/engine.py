@@ -390,9 +390,12 @@ class Crawler(object):
             sitemap = read_sitemap(fetched.body, item.depth)
         except SitemapError as e:
             return describe_exception(e), 0
-        for url, depth in sitemap_entries(item.url, item.depth, sitemap):
+        entries = sitemap_entries(item.url, item.depth, sitemap)
+        for url, depth in entries:
             if url not in self.seen_urls and self._sitemap_entry_allowed(url, depth):
                 self._admit(url, depth, self.max_redirect, new_items)
+        if self.on_links is not None:  # a link checker names the sitemap as a referrer
+            self.on_links(item.url, [url for url, _ in entries if url in self.seen_urls])
         return None, len(sitemap.pages) + len(sitemap.sitemaps)
 
     def _sitemap_entry_allowed(self, url, depth):
@@ -541,7 +544,7 @@ _JOURNALED_OPTIONS = (
     'max_redirect', 'max_tries', 'strict', 'include', 'exclude', 'max_pages', 'max_depth',
     'max_per_host', 'delay', 'obey_robots', 'user_agent', 'max_crawl_delay',
     'max_body_size', 'download_non_html', 'frames', 'backoff', 'max_backoff',
-    'max_retry_after', 'max_host_failures',
+    'max_retry_after', 'max_host_failures', 'sitemaps',
 )
 
 
