@@ -2,8 +2,9 @@
 
 Pure building blocks (no I/O, no event loop) live in their own modules: ``urls``
 (normalisation, joining, hashing), ``links`` (HTML link extraction and charset detection),
-``scope`` (which URLs a crawl may follow), ``robots`` (robots.txt rules) and ``demosite``
-(a seeded generated website for the demo mode, the tests and the benchmarks).
+``scope`` (which URLs a crawl may follow), ``robots`` (robots.txt rules), ``sitemaps``
+(reading sitemaps) and ``demosite`` (a seeded generated website for the demo mode, the
+tests and the benchmarks).
 
 The crawl itself: ``engine`` (`Crawler`) on ``frontier`` (per-host queues served in turn),
 ``fetch`` (one request), ``politeness`` (robots.txt, failing hosts), ``seen``, ``journal``

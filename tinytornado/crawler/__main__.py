@@ -148,6 +148,8 @@ def _add_crawl_options(parser):
     add('--skip-non-html', dest='download_non_html', action='store_false',
         help="don't download bodies that are not HTML past their headers")
     add('--frames', action='store_true', help='follow <frame> and <iframe> too')
+    add('--sitemaps', action='store_true',
+        help="also crawl the pages listed in the roots' sitemaps (robots.txt, /sitemap.xml)")
     add('--hashed-seen', action='store_true',
         help='keep the seen set as 64-bit URL hashes (less memory)')
 
@@ -158,7 +160,7 @@ def _crawler_options(args):
              'max_crawl_delay', 'connect_timeout', 'request_timeout', 'max_body_size',
              'download_non_html', 'frames', 'hashed_seen',
              'target_concurrency', 'start_delay', 'min_delay', 'max_delay',
-             'state', 'resume')
+             'state', 'resume', 'sitemaps')
     options = dict((name, getattr(args, name)) for name in names)
     options['keep_statistics'] = False  # streamed to --output; the report needs only totals
     return options

@@ -16,6 +16,9 @@ of its host that grows with each failure in a row (`politeness.HostHealth`).
 Redirects are the crawler's, as in the chapter: the target is queued as a new item with
 one redirect less to go, through the same seen set as links, so chains that meet are
 fetched once; the target must be in scope like any link.
+
+With `sitemaps`, each root site's robots.txt and /sitemap.xml are work items too, of negative
+depth, and the pages their sitemaps list come in as roots (sitemaps.py tells how).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -37,8 +40,10 @@ from .output import statistic_line
 from .politeness import AutoThrottle, HostHealth, RobotsCache
 from .scope import Scope
 from .seen import new_seen_set
+from .sitemaps import (MAX_SITEMAPS, SitemapError, is_sitemap_depth, read_sitemap,
+                       sitemap_entries, sitemap_sources)
 from .stats import ROBOTS_DISALLOWED, CrawlStatistics, FetchStatistic
-from .urls import normalize_url, urljoin
+from .urls import normalize_url, url_host, urljoin
 
 __all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
 
@@ -70,6 +75,7 @@ DEFAULT_OPTIONS = collections.OrderedDict([
     ('max_body_size', 10 * 1024 * 1024),
     ('download_non_html', True),  # False: stop a non-HTML response after its headers
     ('frames', False),            # follow <frame> and <iframe> too
+    ('sitemaps', False),          # queue the pages the roots' sites list in sitemaps
     ('backoff', 1.0),             # first pause of a failing host; doubles each time
     ('max_backoff', 60.0),
     ('max_retry_after', 300.0),   # the longest Retry-After honoured
@@ -153,6 +159,7 @@ class Crawler(object):
         self._stopped = Future()
         self._stopping = False
         self._failure = None  # exc_info of an error that ended the crawl
+        self._sitemaps_left = MAX_SITEMAPS  # child sitemaps this crawl may still queue
 
     # -- the crawl ----------------------------------------------------------------------
 
@@ -208,6 +215,10 @@ class Crawler(object):
             for root in self.roots:
                 if root not in self.seen_urls:  # a root given twice is crawled once
                     self._admit(root, 0, self.max_redirect, items)
+            if self.sitemaps:  # sitemaps.py: work items of their own, after the roots
+                for url, depth in sitemap_sources(self.roots):
+                    if url not in self.seen_urls:
+                        self._admit(url, depth, self.max_redirect, items)
             if self.journal is not None:
                 self.journal.set_meta('roots', self.roots)
                 self.journal.queue([_journal_entry(item) for item in items])
@@ -276,7 +287,9 @@ class Crawler(object):
                 fetched = yield self._robots_refusal(item)
             if fetched is None:
                 sending = self.frontier.request_started(item.host)
-                download, response = self.fetcher.start(item.url, sending=sending)
+                download, response = self.fetcher.start(
+                    item.url, sending=sending,
+                    download_non_html=is_sitemap_depth(item.depth) or None)  # XML, wanted
                 fetched = download.outcome((yield response))
                 sending.answered(fetched.status == 200)  # the throttle's latency
             statistic = self._settle(item, fetched, started, new_items)
@@ -350,15 +363,18 @@ class Crawler(object):
         content_type = fetched.content_type
         next_url = encoding = None
         num_urls = 0
+        exception = fetched.exception
         # Only a redirect's Location counts: the others are not looked up.
         location = fetched.headers.get('Location') if status in REDIRECT_STATUSES else None
         if location:
             next_url, num_urls = self._redirect(item, location, new_items)
+        elif is_sitemap_depth(item.depth):
+            exception, num_urls = self._sitemap(item, fetched, new_items)
         elif 200 <= status < 300 and is_html_content_type(content_type):
             encoding, num_urls = self._links(item, fetched.body, content_type, new_items)
         else:
             encoding = content_type_charset(content_type)
-        return FetchStatistic(item.url, next_url, status, fetched.exception, len(fetched.body),
+        return FetchStatistic(item.url, next_url, status, exception, len(fetched.body),
                               content_type, encoding, num_urls, len(new_items), item.depth,
                               self._elapsed(started), item.tries + 1)
 
@@ -388,6 +404,36 @@ class Crawler(object):
             # Every sighting, not only the first: a link checker names all referrers.
             self.on_links(item.url, [link for link in links if link in self.seen_urls])
         return encoding, len(links)
+
+    def _sitemap(self, item, fetched, new_items):
+        """(exception, num_urls) of a sitemap (or a robots.txt read for its sitemaps); queues
+        the pages it lists in scope, as roots, and the sitemaps it lists on hosts in scope.
+
+        A sitemap that cannot be read is this statistic's exception ('SitemapError: ...'),
+        a missing one its status: either is counted in the report, and the crawl goes on.
+        """
+        if fetched.exception is not None or not 200 <= fetched.status < 300:
+            return fetched.exception, 0  # a body over the cap, say: not one to read
+        try:
+            sitemap = read_sitemap(fetched.body, item.depth)
+        except SitemapError as e:
+            return describe_exception(e), 0
+        entries = sitemap_entries(item.url, item.depth, sitemap)
+        for url, depth in entries:
+            if url not in self.seen_urls and self._sitemap_entry_allowed(url, depth):
+                self._admit(url, depth, self.max_redirect, new_items)
+        if self.on_links is not None:  # a link checker names the sitemap as a referrer
+            self.on_links(item.url, [url for url, _ in entries if url in self.seen_urls])
+        return None, len(sitemap.pages) + len(sitemap.sitemaps)
+
+    def _sitemap_entry_allowed(self, url, depth):
+        if not is_sitemap_depth(depth):
+            return self.scope.allows(url)
+        # A sitemap file need only be on a host in scope: --include/--exclude choose pages.
+        if self._sitemaps_left <= 0 or not self.scope.host_allowed(url_host(url)):
+            return False
+        self._sitemaps_left -= 1
+        return True
 
     def _admit(self, url, depth, max_redirect, new_items):
         """Add a WorkItem for `url`, which the caller found not seen (the test comes before
@@ -527,7 +573,7 @@ _JOURNALED_OPTIONS = (
     'max_per_host', 'delay', 'obey_robots', 'user_agent', 'max_crawl_delay',
     'max_body_size', 'download_non_html', 'frames', 'backoff', 'max_backoff',
     'max_retry_after', 'max_host_failures', 'target_concurrency', 'start_delay', 'min_delay',
-    'max_delay',
+    'max_delay', 'sitemaps',
 )
 
 

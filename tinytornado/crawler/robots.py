@@ -11,6 +11,7 @@ reads ``Crawl-delay``. This wrapper adds what a crawler needs around it:
   named 'crawl' would apply to 'tinycrawl'), so other groups' names are blanked out of the
   text Protego parses, once per product token;
 - /robots.txt itself is always allowed;
+- `RobotsRules.sitemaps` lists its ``Sitemap:`` lines, which crawler/sitemaps.py reads;
 - a negative, NaN or infinite `Crawl-delay` is ignored (Protego's releases disagree on the
   last two); the rest is capped;
 - `RobotsRules.for_status` maps how the fetch of robots.txt went to rules: 2xx parses the
@@ -102,6 +103,12 @@ class RobotsRules(object):
         if delay is None or math.isnan(delay) or math.isinf(delay) or delay < 0:
             return None
         return min(delay, max_delay)
+
+    def sitemaps(self):
+        """The URLs of the ``Sitemap:`` lines, as written (they belong to no group)."""
+        if self._text is None:
+            return []
+        return list(self._parser(_OTHER_AGENT).sitemaps)
 
     def _parser(self, token):
         parser = self._parsers.get(token)
