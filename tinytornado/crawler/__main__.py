@@ -50,6 +50,8 @@ def build_parser():
     _add_crawl_options(parser)
     add('--output', metavar='FILE', help='write one JSON line per URL as it finishes')
     add('--summary', metavar='FILE', help='write a JSON summary at the end')
+    add('--warc', metavar='FILE', help='archive every request and response, as on the wire, '
+        'in a WARC/1.1 file, gzip per record (name it .warc.gz)')
     add('--state', metavar='FILE', help='keep a journal (SQLite) to resume from')
     add('--resume', action='store_true', help='go on with the crawl journaled in --state')
     add('-v', '--verbose', action='store_true', help='print a line per URL as it finishes')
@@ -101,6 +103,7 @@ def _crawler_options(args):
              'download_non_html', 'frames', 'hashed_seen', 'state', 'resume')
     options = dict((name, getattr(args, name)) for name in names)
     options['keep_statistics'] = False  # streamed to --output; the report needs only totals
+    options['warc'] = args.warc
     return options
 
 

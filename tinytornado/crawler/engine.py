@@ -38,6 +38,7 @@ from .politeness import HostHealth, RobotsCache
 from .scope import Scope
 from .seen import new_seen_set
 from .stats import ROBOTS_DISALLOWED, CrawlStatistics, FetchStatistic
+from .warc import open_archive
 from .urls import normalize_url, urljoin
 
 __all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
@@ -76,6 +77,7 @@ DEFAULT_OPTIONS = collections.OrderedDict([
     ('state', None),              # path of the SQLite journal
     ('resume', False),            # go on with the crawl in `state`
     ('http_client', None),        # an AsyncHTTPClient (default: one of the crawl's own)
+    ('warc', None),               # a .warc.gz file: every request and response, as sent
 ])
 
 # One unit of work: `depth` counts links followed from a root (a redirect keeps it);
@@ -134,6 +136,8 @@ class Crawler(object):
         self._stopped = Future()
         self._stopping = False
         self._failure = None  # exc_info of an error that ended the crawl
+        # Last: a crawl refused above must not have emptied the WARC file.
+        self.archive = open_archive(self.warc, self.user_agent, self.obey_robots, self.resume)
 
     # -- the crawl ----------------------------------------------------------------------
 
@@ -175,7 +179,7 @@ class Crawler(object):
             self.http_client = AsyncHTTPClient(force_instance=True, max_clients=self.max_tasks)
         self.fetcher = Fetcher(self.http_client, self.user_agent, self.connect_timeout,
                                self.request_timeout, self.max_body_size,
-                               self.download_non_html)
+                               self.download_non_html, self.archive)
         self.robots = RobotsCache(self.fetcher, self.frontier, self.user_agent, self.delay,
                                   self.max_crawl_delay)
         if self.journal is not None and not self.journal.is_empty():
@@ -197,6 +201,8 @@ class Crawler(object):
             self.http_client.close()
         if self.journal is not None:
             self.journal.close()
+        if self.archive is not None:
+            self.archive.close()
 
     @gen.coroutine
     def _work(self):
