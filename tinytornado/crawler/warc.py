@@ -33,6 +33,7 @@ from warcio.warcwriter import WARCWriter
 
 import tinytornado
 from tinytornado.httpclient import HTTPStreamClosedError, HTTPTimeoutError
+from tinytornado.httputil import HTTPInputError
 
 __all__ = ['WarcArchive', 'FetchRecorder', 'open_archive', 'truncation']
 
@@ -175,7 +176,9 @@ def truncation(error, too_large=False):
         return 'length'
     if isinstance(error, HTTPTimeoutError):
         return 'time'
-    if isinstance(error, (HTTPStreamClosedError, EnvironmentError)):
+    if isinstance(error, (HTTPStreamClosedError, EnvironmentError)) or (
+            # The parser's word for a server that hung up before the response was whole.
+            isinstance(error, HTTPInputError) and str(error).startswith('connection closed')):
         return 'disconnect'
     return 'unspecified'
 
