@@ -212,3 +212,18 @@ def test_an_unwritable_warc_path_is_refused_before_the_crawl(tmpdir):
     with pytest.raises(ValueError, match='cannot write the WARC file'):
         Crawler(['http://127.0.0.1:1/'], warc=str(tmpdir))  # a directory
     assert os.listdir(str(tmpdir)) == []
+
+
+def test_a_resumed_crawl_adds_to_its_archive(wire_server, tmpdir):
+    server = wire_server({'/robots.txt': plain(b'', status='404 Not Found'),
+                          '/': plain(html())})
+    path = str(tmpdir.join('crawl.warc.gz'))
+    state = str(tmpdir.join('state.sqlite'))
+    yield Crawler([server.url()], warc=path, state=state).crawl()
+    before = read_records(path)
+    yield Crawler([], warc=path, state=state, resume=True).crawl()
+    after = read_records(path)
+    # The first run's records, then the second's warcinfo: nothing was left to fetch.
+    assert after[:len(before)] == before
+    assert [kind for kind, _, _ in after[len(before):]] == ['warcinfo']
+    warcio_tool('check', path)
