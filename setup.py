@@ -42,6 +42,14 @@ class optional_build_ext(build_ext):
                   'works the same, slower.' % (error,))
 
 
+# The Redis client's C parser (tinytornado.crawler.resp; without it, ours in Python).
+# 1.1 is the last for 2.7 and 2.0 the last for 3.6; both have manylinux wheels.
+hiredis = [
+    'hiredis>=1.1,<2; python_version < "3"',
+    'hiredis>=2.0,<2.1; python_version >= "3" and python_version < "3.7"',
+    'hiredis>=2.0; python_version >= "3.7"',
+]
+
 extensions = []
 if platform.python_implementation() == 'CPython':
     extensions.append(Extension('tinytornado._speedups', ['tinytornado/_speedups.c']))
@@ -74,6 +82,7 @@ setup(
         'warcio>=1.7.4; python_version >= "3"',
     ],
     extras_require={
+        'redis': hiredis,
         # The peers benchmarks/run.py compares with (nginx and wrk come from apt).
         'bench': [
             'tornado==5.1.1; python_version < "3"',
@@ -95,7 +104,7 @@ setup(
             'h11>=0.16; python_version >= "3.8"',
             # AsyncIOLoop's tests also run on uvloop's loop where it installs.
             'uvloop; python_version >= "3.7" and sys_platform != "win32"',
-        ],
+        ] + hiredis,  # the Redis tests run both parsers, hiredis's and ours
     },
     entry_points={
         # The plugin's name must be its module's name: tests/conftest.py also lists it.

@@ -3,7 +3,9 @@ from __future__ import absolute_import, division, print_function
 
 import hashlib
 import importlib
+import json
 import socket
+import subprocess
 
 try:
     from importlib.util import find_spec
@@ -11,7 +13,7 @@ except ImportError:  # Python 2.7
     from pkgutil import find_loader as find_spec
 
 __all__ = ['Unavailable', 'import_optional', 'url_set_digest', 'MESSAGE_SIZE', 'echo_payload',
-           'loopback_listener']
+           'loopback_listener', 'json_from_child', 'failures']
 
 MESSAGE_SIZE = 64
 
@@ -58,3 +60,22 @@ def loopback_listener():
     listener.listen(1024)
     listener.setblocking(False)
     return listener
+
+
+def json_from_child(command):
+    """Run `command`, a measurement in a fresh process: the JSON of its last output line,
+    or {'error': what it printed} if there is none."""
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = child.communicate()
+    try:
+        return json.loads(out.decode('utf-8').strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return {'error': 'exit %s: %s%s' % (child.returncode, out.decode('utf-8', 'replace'),
+                                            err.decode('utf-8', 'replace'))}
+
+
+def failures(reports):
+    """'FAILED key: error' lines for the {key: [report per round]} with an error."""
+    failed = [key for key, runs in reports.items() if any('error' in run for run in runs)]
+    return ['FAILED %s: %s' % (key, [run['error'] for run in reports[key] if 'error' in run][0])
+            for key in failed]

@@ -28,11 +28,11 @@ import functools
 import json
 import os
 import random
-import subprocess
 import sys
 
 import machine
-from common import Unavailable, import_optional, loopback_listener
+from common import (Unavailable, failures, import_optional, json_from_child,
+                    loopback_listener)
 from report import median
 
 __all__ = ['deadline_offsets', 'main']
@@ -118,13 +118,7 @@ def measure(implementation, scenario, fetches):
 
 def measure_in_child(implementation, scenario, fetches):
     command = [sys.executable, HERE, '--measure', implementation, scenario, str(fetches)]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = child.communicate()
-    try:
-        return json.loads(out.decode('utf-8').strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        return {'error': 'exit %s: %s%s' % (child.returncode, out.decode('utf-8', 'replace'),
-                                            err.decode('utf-8', 'replace'))}
+    return json_from_child(command)
 
 
 def measure_rounds(scenarios, implementations, fetches, rounds):
@@ -201,9 +195,9 @@ def main(argv):
     print(machine.describe() + '\n')
     reports = measure_rounds(scenarios, implementations, args.fetches, args.rounds)
     print(table(reports, scenarios, implementations, args.fetches, args.rounds))
-    failed = [key for key, runs in reports.items() if any('error' in run for run in runs)]
-    for key in failed:
-        print('FAILED %s: %s' % (key, [run['error'] for run in reports[key] if 'error' in run][0]))
+    failed = failures(reports)
+    for line in failed:
+        print(line)
     return 1 if failed else 0
 
 

@@ -14,8 +14,10 @@ import pytest
 from tinytornado import gen
 
 # `loops` (tests/loops.py) runs every test that uses io_loop on each kind of loop;
-# `crawler_sites` gives the crawler tests their `serve` fixture.
-pytest_plugins = ['pytester', 'tinytornado.pytest_plugin', 'loops', 'crawler_sites']
+# `crawler_sites` gives the crawler tests their `serve` fixture; `redis_server` gives the
+# Redis tests a real server.
+pytest_plugins = ['pytester', 'tinytornado.pytest_plugin', 'loops', 'crawler_sites',
+                  'redis_server']
 
 
 def pytest_configure(config):

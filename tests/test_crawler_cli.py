@@ -134,7 +134,7 @@ def test_ctrl_c_stops_the_crawl_with_a_report(serve):
                                       process.send_signal(signal.SIGINT))
     status, report, errors = yield wait_for(process)
     assert status == EXIT_INTERRUPTED, errors
-    assert 'Interrupted' in report
+    assert report.startswith('Interrupted after ')
     done = int(report.split('Done: ')[1].split()[0])
     todo = int(report.split('Todo: ')[1].split()[0])
     assert done < 15 and todo > 0

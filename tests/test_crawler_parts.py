@@ -223,7 +223,8 @@ def test_crawl_statistics_counters():
         statistics.add(statistic)
     assert statistics.done is None and statistics.urls == 6
     assert statistics.counters == {
-        'html': 2, 'html_bytes': 109, 'redirect': 1, 'other': 1, 'other_bytes': 7,
+        'html': 1, 'html_bytes': 100, 'error_page': 1, 'error_page_bytes': 9,
+        'redirect': 1, 'other': 1, 'other_bytes': 7,
         'other_application/pdf': 1, 'fail': 1, 'fail_TimeoutError': 1,
         'robots_disallowed': 1, 'status_200': 2, 'status_301': 1, 'status_404': 1}
     assert statistics.status_counts() == {200: 2, 301: 1, 404: 1}
@@ -235,7 +236,7 @@ def test_crawl_statistics_report_and_summary():
         statistics.add(statistic, restored=statistic.status == 404)
     statistics.finish(todo=2, interrupted=True)
     report = statistics.report()
-    assert report.startswith('Finished 6 urls in ')
+    assert report.startswith('Interrupted after 6 urls in ')
     assert '(max_tasks=3)' in report.splitlines()[0]
     assert 'Resumed: 1 urls were done before' in report
     assert report.splitlines()[-3:-1] == ['Todo: 2', 'Done: 6']

@@ -844,6 +844,31 @@ def test_cancelling_a_queued_fetch_frees_its_place(clients, servers):
         queued.result()
 
 
+def test_cancelling_a_fetch_granted_its_slot_but_not_started_gives_the_slot_back(
+        clients, servers):
+    client = clients(max_clients=1)
+    server = servers([reply(response_bytes())])
+    first = client.fetch(server.url('/first'))
+    queued = client.fetch(server.url('/cancelled'))
+    # `first` gives its slot to `queued` as it ends, and `queued` starts a loop pass later:
+    # cancelled in between, it must hand the slot on.
+    first.add_done_callback(lambda _: queued.cancel())
+    assert (yield first).code == 200
+    assert (yield client.fetch(server.url('/third'))).code == 200
+    assert [r.path for r in server.requests] == ['/first', '/third']
+    assert queued.cancelled()
+
+
+def test_a_queue_timeout_without_raise_error_is_a_599_response(clients, servers):
+    client = clients(max_clients=1, queue_timeout=SHORT / 4)
+    server = servers([reply_later(SHORT / 2, response_bytes())])
+    first = client.fetch(server.url())
+    response = yield client.fetch(server.url('/late'), raise_error=False)
+    assert response.code == 599 and response.effective_url == server.url('/late')
+    assert isinstance(response.error, HTTPTimeoutError)
+    assert (yield first).code == 200
+
+
 def test_cancelling_a_fetch_in_flight_closes_its_connection(client, servers):
     server = servers([never_reply, reply(response_bytes())])
     baseline = open_fds()

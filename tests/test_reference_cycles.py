@@ -8,11 +8,13 @@ with the collector off and counts what `gc.collect()` then finds.
 from __future__ import absolute_import, division, print_function
 
 import gc
+import socket
 
 import pytest
 
 from tinytornado import gen
 from tinytornado.concurrent import Future, TimeoutError
+from tinytornado.httpclient import AsyncHTTPClient
 
 
 @pytest.fixture
@@ -55,3 +57,26 @@ def test_with_timeout_timing_out_is_freed_without_the_collector(io_loop, virtual
     assert isinstance(result.exception(), TimeoutError) and never.cancelled()
     del result, never
     assert collector_off() == 0
+
+
+def test_queued_fetches_timing_out_are_freed_without_the_collector(io_loop, collector_off):
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(128)  # never accepts: the kernel completes the connections
+    url = 'http://127.0.0.1:%d/' % listener.getsockname()[1]
+    client = AsyncHTTPClient(force_instance=True, max_clients=1)
+    in_flight = client.fetch(url)  # holds the only slot throughout
+    try:
+        collector_off()
+        queued = [gen.with_timeout(io_loop.time() + 0.05, client.fetch(url))
+                  for _ in range(50)]
+        run_until(io_loop, io_loop.time() + 0.2)
+        assert [type(future.exception()) for future in queued] == [TimeoutError] * 50
+        del queued
+        assert collector_off() == 0
+        assert not in_flight.done()
+    finally:
+        in_flight.cancel()
+        run_until(io_loop, io_loop.time() + 0.05)  # its coroutine ends, its socket closes
+        client.close()
+        listener.close()

@@ -37,7 +37,7 @@ import select
 from tinytornado._httperrors import HTTPTimeoutError
 from tinytornado.concurrent import Future
 
-__all__ = ['ConnectionPool']
+__all__ = ['ConnectionPool', 'SlotWaiter']
 
 
 class _HostPool(object):
@@ -51,25 +51,41 @@ class _HostPool(object):
         self.waiting = collections.OrderedDict()  # _SlotRequest -> None, in arrival order
 
 
-class _SlotRequest(object):
-    """A request waiting for a slot: its Future, and the timer of its queue_timeout."""
-    __slots__ = ('pool', 'host', 'future', 'timer')
+class SlotWaiter(object):
+    """What waits in the pool's queue for a slot, at the _HostPool `host`.
 
-    def __init__(self, pool, host):
-        self.pool, self.host = pool, host
+    The pool calls `granted()` once it has taken a slot for it, or `timed_out(error)` (an
+    HTTPTimeoutError) after queue_timeout; either way it has left the queue.
+    `ConnectionPool.stop_waiting` takes it out earlier (a cancellation).
+    """
+    __slots__ = ('host', 'timer')
+
+    def granted(self):
+        raise NotImplementedError
+
+    def timed_out(self, error):
+        raise NotImplementedError
+
+
+class _SlotRequest(SlotWaiter):
+    """`acquire`'s waiter: a Future of the _HostPool, which cancelling stops waiting."""
+    __slots__ = ('pool', 'future')
+
+    def __init__(self, pool):
+        self.pool = pool
         self.future = Future()
         self.future.set_canceller(self.cancel)
-        self.timer = None
 
     def cancel(self):
         self.pool.stop_waiting(self)
         self.future.set_cancelled()
         return True
 
-    def time_out(self):
-        self.timer = None
-        self.pool.stop_waiting(self)
-        self.future.set_exception(HTTPTimeoutError('Timeout in request queue'))
+    def granted(self):
+        self.future.set_result(self.host)
+
+    def timed_out(self, error):
+        self.future.set_exception(error)
 
 
 class ConnectionPool(object):
@@ -98,18 +114,32 @@ class ConnectionPool(object):
     def acquire(self, key):
         """A slot at the origin `key`: its _HostPool if one is free, else a Future of it,
         which fails with HTTPTimeoutError after queue_timeout; cancelling it stops waiting."""
+        host = self.try_acquire(key)
+        if host is not None:
+            return host
+        return self.wait(key, _SlotRequest(self)).future
+
+    def try_acquire(self, key):
+        """A slot at the origin `key`: its _HostPool, or None if none is free now."""
         host = self.hosts.get(key)
         if host is None:
             host = self.hosts[key] = _HostPool(key)
         if not host.waiting and self._has_room(host):
             self._take_slot(host)
             return host
-        waiter = _SlotRequest(self, host)
+        return None
+
+    def wait(self, key, waiter):
+        """Queue `waiter` (a SlotWaiter) for a slot at the origin `key`, where
+        `try_acquire` has just found none; returns it."""
+        host = waiter.host = self.hosts[key]
+        waiter.timer = None
         host.waiting[waiter] = None
         self._take_turn(host)
         if self.queue_timeout is not None:
-            waiter.timer = self.io_loop.call_later(self.queue_timeout, waiter.time_out)
-        return waiter.future
+            waiter.timer = self.io_loop.call_later(self.queue_timeout,
+                                                   functools.partial(self._time_out, waiter))
+        return waiter
 
     def release(self, host, connection):
         """Give back a slot, with the connection to keep idle (None if it was closed)."""
@@ -121,6 +151,11 @@ class ConnectionPool(object):
             self._forget_if_unused(host)
         self._take_turn(host)
         self._serve_waiting()
+
+    def _time_out(self, waiter):
+        waiter.timer = None
+        self.stop_waiting(waiter)
+        waiter.timed_out(HTTPTimeoutError('Timeout in request queue'))
 
     def stop_waiting(self, waiter):
         host = waiter.host
@@ -171,7 +206,7 @@ class ConnectionPool(object):
             if waiter.timer is not None:
                 self.io_loop.remove_timeout(waiter.timer)
             self._take_slot(host)
-            waiter.future.set_result(host)
+            waiter.granted()
             self._take_turn(host)
 
     def _keep_idle(self, host, connection):

@@ -489,10 +489,12 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
             result.set_exception(TimeoutError('Timeout'))
 
     def on_done(done):
-        io_loop.remove_timeout(handle)
         if timed_out:
-            _log_late_failure(quiet_exceptions, done)
+            # The cancellation it was given, most of the time: nothing to log.
+            if not done.cancelled():
+                _log_late_failure(quiet_exceptions, done)
         else:
+            io_loop.remove_timeout(handle)
             chain_future(done, result)
 
     def cancel():

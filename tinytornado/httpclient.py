@@ -32,11 +32,11 @@ from tinytornado._compat import text_type
 from tinytornado._configurable import Configurable
 from tinytornado._http1connection import Exchange, RecordedExchange, data_at_close
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
-from tinytornado._httppool import ConnectionPool
+from tinytornado._httppool import ConnectionPool, SlotWaiter
 from tinytornado._httprequest import (
     RequestProxy, SSLContexts, native_url, redirected_request,
 )
-from tinytornado.concurrent import CancelledError, Future
+from tinytornado.concurrent import CancelledError, Future, future_set_exc_info
 from tinytornado.httputil import HTTPHeaders, DEFAULT_MAX_HEADER_SIZE, format_timestamp
 from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import StreamClosedError
@@ -388,21 +388,36 @@ class AsyncHTTPClient(Configurable):
         # Ours to add to: a copy of the request's, or new ones (not made twice).
         headers = request._headers
         request.headers = HTTPHeaders() if headers is None else HTTPHeaders(headers)
-        return self._fetch(RequestProxy(request, self.defaults), raise_error)
+        request = RequestProxy(request, self.defaults)
+        try:
+            exchange = (Exchange if request.wire_recorder is None else RecordedExchange)(
+                request, self.io_loop, self._ssl_contexts)
+        except Exception:
+            # Refused before it could be sent: the coroutine meets the same error again
+            # and makes the failed response, as for any failure of a later hop.
+            return self._fetch(request, raise_error, None, None)
+        host = self._pool.try_acquire(exchange.key)
+        if host is None:
+            return self._pool.wait(exchange.key,
+                                   _QueuedFetch(self, request, raise_error, exchange)).future
+        return self._fetch(request, raise_error, exchange, host)
 
     @gen.coroutine
-    def _fetch(self, request, raise_error):
+    def _fetch(self, request, raise_error, exchange, host):
+        """The fetch of `request`, its first hop's `exchange` holding a slot at `host`
+        (both None: the coroutine makes them, and meets what refused them)."""
         # One flat coroutine for the whole fetch, redirects and a retry included: it is a
         # crawl's hot path, and each nested coroutine would add a generator, a Runner and a
         # Future per hop.
         original_request = request.request
+        slot = host
         while True:
-            exchange = slot = None
             try:
-                exchange = (Exchange if request.wire_recorder is None else RecordedExchange)(
-                    request, self.io_loop, self._ssl_contexts)
-                slot = self._pool.acquire(exchange.key)
-                host = (yield slot) if slot.__class__ is Future else slot
+                if host is None:  # a redirect's hop, or a first one refused
+                    exchange = (Exchange if request.wire_recorder is None else
+                                RecordedExchange)(request, self.io_loop, self._ssl_contexts)
+                    slot = self._pool.acquire(exchange.key)
+                    host = (yield slot) if slot.__class__ is Future else slot
                 exchange.start()
                 exchange.connection = self._pool.take_idle(host)
                 while True:
@@ -438,6 +453,7 @@ class AsyncHTTPClient(Configurable):
                 raise _outcome(_response(original_request, exchange), raise_error)
             request = redirected_request(request, exchange.code,
                                          exchange.response_headers['Location'])
+            exchange = slot = host = None
 
     def _fetch_with_callback(self, request, callback, raise_error, kwargs):
         warnings.warn('the callback argument of AsyncHTTPClient.fetch is deprecated: use '
@@ -462,6 +478,65 @@ class AsyncHTTPClient(Configurable):
             slot = slot.result() if _granted(slot) else None
         if slot is not None:
             self._pool.release(slot, None)
+
+
+class _QueuedFetch(SlotWaiter):
+    """A fetch waiting in the pool's queue for a slot, as a plain Future; its coroutine
+    starts once the pool grants one, and passes its outcome on.
+
+    A fetch that times out or is cancelled while queued then leaves in O(1): out of the
+    queue, its Future failed, and no coroutine to resume for its clean-up (10,000 queued
+    fetches timing out together were each resumed only to give up). Until the coroutine
+    starts, the exchange has no clock, no connection and no body: nothing to abandon.
+    """
+    __slots__ = ('client', 'request', 'raise_error', 'exchange', 'future', 'running',
+                 'has_slot')
+
+    def __init__(self, client, request, raise_error, exchange):
+        self.client, self.request, self.raise_error = client, request, raise_error
+        self.exchange = exchange
+        self.future = Future()
+        self.future.set_canceller(self.cancel)
+        self.running = None  # the coroutine's Future, once started
+        self.has_slot = False
+
+    def cancel(self):
+        if self.running is not None:
+            return self.running.cancel()
+        if self.has_slot:  # granted, the coroutine not started yet: hand the slot on
+            self.client._pool.release(self.host, None)
+        else:
+            self.client._pool.stop_waiting(self)
+        self.future.set_cancelled()
+        return True
+
+    def granted(self):
+        self.has_slot = True
+        # On the loop, not in this stack: the pool grants slots while it serves its
+        # queue, which the fetch's coroutine must not re-enter.
+        self.client.io_loop.add_callback(self._start)
+
+    def timed_out(self, error):
+        response = _response(self.request.request, self.exchange, error)
+        outcome = _outcome(response, self.raise_error)
+        if isinstance(outcome, gen.Return):
+            self.future.set_result(response)
+        else:
+            self.future.set_exception(outcome)
+
+    def _start(self):
+        if self.future.done():  # cancelled meanwhile, and the slot handed on
+            return
+        self.running = self.client._fetch(self.request, self.raise_error, self.exchange,
+                                          self.host)
+        self.running.add_done_callback(self._finished)
+
+    def _finished(self, running):
+        exc_info = running.exc_info()
+        if exc_info is None:
+            self.future.set_result(running.result())
+        else:
+            future_set_exc_info(self.future, exc_info)
 
 
 def _callback_response(future, request):

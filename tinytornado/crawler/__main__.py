@@ -5,7 +5,13 @@ same loop and crawls it, so the command works on a machine with no network. The 
 report goes to stdout, a progress line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
 still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``,
 after a kill too: the ``--output`` of a resumed crawl is first mended from the journal
-(`output.open_output`), so that it ends with one line per finished URL.
+(`output.open_output`), so that it ends with one line per finished URL. ``--resume`` takes
+the URLs and options that shape the crawl from the journal (a demo crawl's site and port
+too, where its demo server is started again), and refuses options that contradict them.
+
+A user's mistake (a bad number, regex, root URL or file option) is one line on stderr and
+exit status 2, before the demo server starts or any request is made (`usage`); the exit
+status tells the crawl's outcome (`EXIT_STATUSES`, shown by ``--help``).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -16,6 +22,8 @@ import json
 import logging
 import os
 import signal
+import socket
+import sqlite3
 import sys
 
 from tinytornado import gen
@@ -24,20 +32,41 @@ from tinytornado.ioloop import IOLoop
 from .demo import start_demo_server
 from .demosite import Site
 from .engine import DEFAULT_OPTIONS, Crawler
+from .journal import Journal, contradictions
+from .linkcheck import LinkChecker, broken_link_lines
 from .output import open_output
 from .progress import ProgressLine
-from .stats import url_report_line
+from .report import CrawlReport
+from .stats import failure_cause, url_report_line
+from .usage import UsageError, check_arguments, option_names
+from .urls import normalize_url
 
-__all__ = ['main', 'build_parser', 'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE']
+__all__ = ['main', 'build_parser', 'EXIT_BROKEN_LINKS', 'EXIT_USAGE', 'EXIT_NO_ROOT',
+           'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
 
+EXIT_BROKEN_LINKS = 1  # --link-check found a broken in-scope link
+EXIT_USAGE = 2  # argparse's own status for a mistake on the command line
+EXIT_NO_ROOT = 3  # the crawl ended and not one URL got a response
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
 EXIT_BROKEN_PIPE = 141  # and for one stopped by SIGPIPE
+
+EXIT_STATUSES = """\
+exit statuses:
+  0    the crawl ended normally
+  1    --link-check found a broken link in scope
+  2    a mistake on the command line (nothing was fetched), or a file option
+       that could not be written
+  3    no root URL could be fetched at all (stderr says why)
+  130  interrupted by Ctrl-C or SIGTERM (the report is printed)
+  141  stdout was closed before the report was written (as by `| head`)
+"""
 
 
 def build_parser():
     """The argparse parser of the command line."""
     parser = argparse.ArgumentParser(
-        prog='tinycrawl', description='Crawl web sites from root URLs, politely.')
+        prog='tinycrawl', description='Crawl web sites from root URLs, politely.',
+        epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     add = parser.add_argument
     add('roots', nargs='*', metavar='URL',
         help='root URLs (several allowed); with none, the demo site is crawled')
@@ -50,10 +79,15 @@ def build_parser():
     _add_crawl_options(parser)
     add('--output', metavar='FILE', help='write one JSON line per URL as it finishes')
     add('--summary', metavar='FILE', help='write a JSON summary at the end')
+    add('--report', metavar='FILE.html', help='write an HTML report at the end: statuses, '
+        'charts, largest pages, broken links and their referrers, redirect chains')
+    add('--link-check', action='store_true', help='list the broken in-scope links and '
+        'the pages linking to them at the end; exit %d if there is one' % EXIT_BROKEN_LINKS)
     add('--warc', metavar='FILE', help='archive every request and response, as on the wire, '
         'in a WARC/1.1 file, gzip per record (name it .warc.gz)')
     add('--state', metavar='FILE', help='keep a journal (SQLite) to resume from')
-    add('--resume', action='store_true', help='go on with the crawl journaled in --state')
+    add('--resume', action='store_true',
+        help='go on with the crawl journaled in --state, with its URLs and options')
     add('-v', '--verbose', action='store_true', help='print a line per URL as it finishes')
     add('-q', '--quiet', action='store_true', help='only errors in the log')
     add('--no-progress', action='store_true', help='no progress line on stderr')
@@ -108,11 +142,20 @@ def _crawler_options(args):
 
 
 def main(argv=None):
-    """Run the command line; returns the exit status (0, or 130 if interrupted)."""
+    """Run the command line; returns the exit status (see EXIT_STATUSES).
+
+    A mistake on the command line exits (SystemExit) with EXIT_USAGE.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.resume and not args.state:
         parser.error('--resume needs --state FILE')
+    if args.resume:
+        _take_journaled_args(parser, argv, args)
+    try:
+        check_arguments(args)
+    except UsageError as e:
+        _usage_error(parser, str(e))
     if not args.roots and not args.resume:
         args.demo = True  # A first run with no URL works offline.
 
@@ -120,22 +163,32 @@ def main(argv=None):
                         format='%(levelname)s %(name)s: %(message)s')
     server = roots = None
     if args.demo:
-        server, port = start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
-                                         port=args.demo_port)
-        roots = ['http://127.0.0.1:%d/' % port]
+        server, args.demo_port = _start_demo_server(parser, args)
+        roots = ['http://127.0.0.1:%d/' % args.demo_port]
+    links = report = None
+    if args.report or args.link_check:
+        links = LinkChecker(max_redirect=args.max_redirect)
+        report = CrawlReport(links) if args.report else None
     try:
-        crawler = Crawler(args.roots or roots, on_statistic=_printer(args),
+        crawler = Crawler(args.roots or roots,
+                          on_statistic=_fan_out(_printer(args), links, report),
+                          on_links=links.add_links if links is not None else None,
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
         output = crawler.output = _open_output(args)
-    except ValueError as e:
+        _journal_demo(crawler, args)
+    except (ValueError, sqlite3.Error) as e:
         if server is not None:
-            IOLoop.current().run_sync(server.close)  # parser.error exits, in tests too.
-        parser.error(str(e))
+            IOLoop.current().run_sync(server.close)  # _usage_error exits, in tests too.
+        _usage_error(parser, _refusal_message(e, args))
     try:
         statistics = _run(crawler, server, not args.no_progress and sys.stderr.isatty())
         sys.stdout.write(statistics.report())
+        broken = []
+        if args.link_check:
+            broken = links.broken_links(crawler.roots)
+            sys.stdout.write('\n'.join(broken_link_lines(broken)) + '\n')
     except IOError as e:
         if e.errno != errno.EPIPE:
             raise
@@ -146,8 +199,120 @@ def main(argv=None):
         if output is not None:
             output.close()
     if args.summary:
-        _write_summary(args.summary, statistics, crawler)
-    return EXIT_INTERRUPTED if statistics.interrupted else 0
+        try:
+            _write_summary(args.summary, statistics, crawler)
+        except (IOError, OSError) as e:  # checked before the crawl, but things change
+            _say(parser, 'error: --summary %s: %s' % (args.summary, e.strerror or e))
+            return EXIT_USAGE
+    if report is not None:
+        report.write(args.report, statistics, crawler.roots)
+    return _exit_status(parser, statistics, broken)
+
+
+def _usage_error(parser, message):
+    """Exit with EXIT_USAGE and one line: not argparse's usage lines, which bury it."""
+    parser.exit(EXIT_USAGE, '%s: error: %s\n' % (parser.prog, message))
+
+
+def _say(parser, message):
+    sys.stderr.write('%s: %s\n' % (parser.prog, message))
+
+
+def _refusal_message(error, args):
+    """The line for an error `Crawler` (or its journal) refused the options with."""
+    if isinstance(error, sqlite3.Error):
+        return '--state %s: cannot keep a crawl journal in it: %s' % (args.state, error)
+    return option_names(str(error), vars(args))
+
+
+def _exit_status(parser, statistics, broken_links):
+    if statistics.interrupted:
+        return EXIT_INTERRUPTED
+    if statistics.got_no_response():
+        _say(parser, 'no root could be fetched:')
+        for statistic in statistics.unanswered:
+            sys.stderr.write('  %s: %s; tries: %d\n' % (
+                statistic.url, failure_cause(statistic), statistic.tries))
+        if statistics.urls > len(statistics.unanswered):
+            sys.stderr.write('  and %d more\n' % (statistics.urls - len(statistics.unanswered)))
+        return EXIT_NO_ROOT
+    return EXIT_BROKEN_LINKS if broken_links else 0
+
+
+def _take_journaled_args(parser, argv, args):
+    """Set `args` of a ``--resume`` to the URLs and options journaled in its --state.
+
+    Options given may repeat the journal's but not contradict them (exit 2, naming each);
+    those the journal does not keep (output, verbosity, --max-tasks, timeouts) are free.
+    A journal of an older version keeps no options: those given are taken.
+    """
+    if not os.path.exists(args.state):
+        return  # nothing to resume: the Crawler says so, or starts the crawl given
+    try:
+        journal = Journal(args.state)
+        try:
+            stored = None if journal.is_empty() else journal.get_meta('options')
+            if stored is None:
+                return
+            stored.update(journal.get_meta('demo', {}), roots=journal.get_meta('roots', []))
+        finally:
+            journal.close()
+    except sqlite3.Error as e:
+        _usage_error(parser, '--state %s: %s' % (args.state, e))
+    given = argparse.Namespace(**dict.fromkeys(vars(args)))  # None: not on the command line
+    parser.parse_args(argv, given)
+    given = dict((name, value) for name, value in vars(given).items()
+                 if value is not None and value != [])
+    if 'roots' in given:
+        try:
+            given['roots'] = [normalize_url(root) for root in given['roots']]
+        except ValueError as e:
+            _usage_error(parser, str(e))
+    wrong = contradictions(given, stored)
+    if wrong:
+        _usage_error(parser, '--resume: ' + '; '.join(
+            "%s contradicts the journal's %s" % (_option_text(parser, name, given[name]),
+                                                 _option_text(parser, name, stored[name]))
+            for name in wrong))
+    for name, value in stored.items():
+        if hasattr(args, name):  # the others are the Crawler's own to take back
+            setattr(args, name, value)
+
+
+def _option_text(parser, name, value):
+    """The command line's words for option `name` set to `value`: '--max-depth 5',
+    '--lenient', 'crawl without --frames'."""
+    if name == 'roots':
+        return 'URL ' + ' '.join(value)
+    # argparse has no public list of its options.
+    actions = [action for action in parser._actions if action.dest == name]
+    for action in actions:
+        flag = action.option_strings[-1]
+        if action.nargs == 0 and action.const == value:
+            return flag
+        if action.nargs != 0 and value not in (None, []):
+            values = value if isinstance(value, list) else [value]
+            return ' '.join('%s %s' % (flag, item) for item in values)
+    return 'crawl without ' + '/'.join(action.option_strings[-1] for action in actions)
+
+
+def _start_demo_server(parser, args):
+    """(server, port) of the demo site of `args`; exit 2 if its port is taken."""
+    try:
+        return start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
+                                 port=args.demo_port)
+    except socket.error as e:
+        _usage_error(parser, '%s: the demo server cannot listen on 127.0.0.1:%d (%s)' % (
+            '--resume' if args.resume else '--demo-port', args.demo_port,
+            e.strerror or e))
+
+
+def _journal_demo(crawler, args):
+    # A demo crawl's URLs carry its port: a resume serves the same site on it again.
+    if crawler.journal is not None:
+        crawler.journal.set_meta('demo', dict(
+            demo=True, demo_pages=args.demo_pages, demo_seed=args.demo_seed,
+            demo_port=args.demo_port) if args.demo else dict(demo=False))
 
 
 def _open_output(args):
@@ -156,13 +321,28 @@ def _open_output(args):
     try:
         return open_output(args.output, args.state if args.resume else None)
     except ValueError as e:
-        raise ValueError('%s: %s' % (args.output, e))
+        raise UsageError('--output %s: %s' % (args.output, e))
+    except (IOError, OSError) as e:  # checked before, but the check cannot see it all
+        raise UsageError('--output %s: %s' % (args.output, e.strerror or e))
 
 
 def _printer(args):
     if not args.verbose:
         return None
     return lambda statistic: print(url_report_line(statistic))
+
+
+def _fan_out(printer, *collectors):
+    """One on_statistic for the printer and the collectors (LinkChecker, CrawlReport)."""
+    calls = [printer] if printer is not None else []
+    calls += [collector.add_statistic for collector in collectors if collector is not None]
+    if len(calls) < 2:
+        return calls[0] if calls else None
+
+    def on_statistic(statistic):
+        for call in calls:
+            call(statistic)
+    return on_statistic
 
 
 @gen.coroutine

@@ -31,7 +31,7 @@ from tinytornado.log import app_log
 
 from .fetch import Fetcher, describe_exception, retry_after_seconds
 from .frontier import Frontier
-from .journal import Journal
+from .journal import Journal, as_journaled, contradictions
 from .links import content_type_charset, decode_html, extract_links, is_html_content_type
 from .output import statistic_line
 from .politeness import HostHealth, RobotsCache
@@ -74,6 +74,7 @@ DEFAULT_OPTIONS = collections.OrderedDict([
     ('keep_statistics', True),    # keep every FetchStatistic in `done`
     ('output', None),             # a text file: one JSON line per URL as it finishes
     ('on_statistic', None),       # called with each FetchStatistic as it finishes
+    ('on_links', None),           # called with (url, its links the crawl takes) per page
     ('state', None),              # path of the SQLite journal
     ('resume', False),            # go on with the crawl in `state`
     ('http_client', None),        # an AsyncHTTPClient (default: one of the crawl's own)
@@ -106,9 +107,14 @@ class Crawler(object):
 
         Crawler([], state=state, resume=True, output=open_output(path, state))
 
+    A resumed crawl takes its roots and the options that shape it (scope, politeness,
+    tries) back from the journal: give them again or not, but the same; the others
+    (`max_tasks`, timeouts, `hashed_seen`, where results go) may change.
+
     Raises:
-        ValueError: a root is not an http(s) URL, an option is invalid, or `state`
-            holds a crawl and `resume` is not set.
+        ValueError: a root is not an http(s) URL, an option is invalid, `state`
+            holds a crawl and `resume` is not set, or roots or options given to a resume
+            contradict the journal's.
         TypeError: an unknown option.
     """
 
@@ -122,7 +128,7 @@ class Crawler(object):
             raise ValueError('max_tasks and max_tries must be at least 1')
         self.io_loop = IOLoop.current()
         self.journal = self._open_journal()
-        self.roots = [normalize_url(root) for root in self._roots(roots)]
+        self.roots = self._roots(roots, options)
         self.scope = Scope(self.roots, strict=self.strict, include=self.include,
                            exclude=self.exclude)
         self.seen_urls = new_seen_set(self.hashed_seen)
@@ -182,6 +188,9 @@ class Crawler(object):
                                self.download_non_html, self.archive)
         self.robots = RobotsCache(self.fetcher, self.frontier, self.user_agent, self.delay,
                                   self.max_crawl_delay)
+        if self.journal is not None:
+            # Stored on resuming too: a journal of an older version has none yet.
+            self.journal.set_meta('options', self._journaled_options())
         if self.journal is not None and not self.journal.is_empty():
             self._restore()
         else:
@@ -294,18 +303,22 @@ class Crawler(object):
             if self._retry(item, fetched):
                 return None
         else:
-            self.health.succeeded(item.host)
+            self._succeeded(item.host)
         return self._outcome(item, fetched, started, new_items)
 
     def _retry(self, item, fetched):
         """Count a failure of the item's host; True if the item was put back to retry."""
         retry_after = fetched.headers and retry_after_seconds(fetched.headers)
         given_up = self.health.failed(item.host, retry_after or None)
+        self._journal_failure(item)
         if given_up:
             self._fail_pending(item.host)
-        if given_up or item.tries + 1 >= self.max_tries or self._stopping:
+        if given_up or item.tries + 1 >= self.max_tries:
             return False
-        self.frontier.put(item._replace(tries=item.tries + 1), front=True)
+        # Once stopped, the item is dropped like those in flight, not finished as failed:
+        # a journal keeps it queued, with this try counted.
+        if not self._stopping:
+            self.frontier.put(item._replace(tries=item.tries + 1), front=True)
         return True
 
     def _outcome(self, item, fetched, started, new_items):
@@ -350,6 +363,9 @@ class Crawler(object):
                 # Most links were seen before: the cheap test first.
                 if link not in seen_urls and self.scope.allows(link):
                     self._admit(link, depth, self.max_redirect, new_items)
+        if self.on_links is not None:
+            # Every sighting, not only the first: a link checker names all referrers.
+            self.on_links(item.url, [link for link in links if link in self.seen_urls])
         return encoding, len(links)
 
     def _admit(self, url, depth, max_redirect, new_items):
@@ -417,15 +433,50 @@ class Crawler(object):
                              % self.state)
         return journal
 
-    def _roots(self, roots):
-        if not roots and self.journal is not None:
-            roots = self.journal.get_meta('roots', [])
-        if not roots:
-            raise ValueError('no root URL to crawl')
+    def _roots(self, roots, options):
+        """The normalised roots; a resumed crawl takes its options back from the journal."""
+        try:
+            roots = [normalize_url(root) for root in roots]
+            if self.journal is not None and not self.journal.is_empty():
+                self._take_journaled_options(roots, options)
+                roots = roots or self.journal.get_meta('roots', [])
+            if not roots:
+                raise ValueError('no root URL to crawl')
+        except ValueError:
+            if self.journal is not None:
+                self.journal.close()
+            raise
         return roots
 
+    def _take_journaled_options(self, roots, options):
+        """Set the journaled options of the crawl resumed; ValueError if `roots` or
+        `options` given contradict them. A journal without options (from an older
+        version) leaves the options given."""
+        stored = self.journal.get_meta('options')
+        if stored is None:
+            return
+        given = dict((name, options[name]) for name in _JOURNALED_OPTIONS if name in options)
+        wrong = ['%s=%r contradicts the journal\'s %s=%r' % (name, given[name], name,
+                                                             stored[name])
+                 for name in contradictions(given, stored)]
+        stored_roots = self.journal.get_meta('roots', [])
+        if roots and set(roots) != set(stored_roots):
+            wrong.insert(0, 'roots %r contradict the journal\'s roots %r' % (roots,
+                                                                          stored_roots))
+        if wrong:
+            raise ValueError('resume: ' + '; '.join(wrong))
+        for name, value in stored.items():
+            if name in _JOURNALED_OPTIONS:
+                setattr(self, name, value)
+
+    def _journaled_options(self):
+        return dict((name, as_journaled(getattr(self, name))) for name in _JOURNALED_OPTIONS)
+
     def _restore(self):
-        """Take the journal's crawl back: finished URLs counted, the others queued."""
+        """Take the journal's crawl back: finished URLs counted, the others queued with
+        their tries, failing hosts paused (or given up) as they were."""
+        for host, (failures, pause) in self.journal.hosts().items():
+            self.health.restore(host, failures, pause)
         pending = []
         for entry in self.journal.restore():
             self.seen_urls.add(entry.url)
@@ -433,9 +484,29 @@ class Crawler(object):
                 self.statistics.add(FetchStatistic.from_dict(entry.statistic), restored=True)
             else:
                 pending.append(WorkItem(entry.url, _host_key(entry.url), entry.depth,
-                                        entry.max_redirect, 0))
-        for item in pending:
-            self.frontier.put(item)
+                                        entry.max_redirect, entry.tries))
+        self._queue(pending)
+
+    def _journal_failure(self, item):
+        if self.journal is not None:
+            failures, pause = self.health.snapshot(item.host)
+            self.journal.failed(item.url, item.tries + 1, item.host, failures, pause)
+
+    def _succeeded(self, host):
+        if self.journal is not None and self.health.failures(host):
+            self.journal.host_succeeded(host)
+        self.health.succeeded(host)
+
+
+# The options that shape what a crawl fetches, and how politely: journaled, taken back by
+# a resume, which refuses values that contradict them. The others (max_tasks, timeouts,
+# hashed_seen, where the results go) may change from one run of a crawl to the next.
+_JOURNALED_OPTIONS = (
+    'max_redirect', 'max_tries', 'strict', 'include', 'exclude', 'max_pages', 'max_depth',
+    'max_per_host', 'delay', 'obey_robots', 'user_agent', 'max_crawl_delay',
+    'max_body_size', 'download_non_html', 'frames', 'backoff', 'max_backoff',
+    'max_retry_after', 'max_host_failures',
+)
 
 
 def _journal_entry(item):

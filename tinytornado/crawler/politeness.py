@@ -9,7 +9,8 @@ that site asks again.
 `HostHealth` turns failures into pauses: each failure in a row doubles the host's pause
 (from `backoff` up to `max_backoff`), a Retry-After can only lengthen it, and a success
 ends the streak. Errors never make a host be asked sooner. After `max_failures` failures in
-a row the host is given up: its URLs fail without a request.
+a row the host is given up: its URLs fail without a request. A host's streak and what is
+left of its pause can be taken (`snapshot`) and given back (`restore`), by a resumed crawl.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -112,9 +113,11 @@ class HostHealth(object):
         self.max_retry_after = max_retry_after
         self.max_failures = max_failures
         self._failures = {}
+        self._pause_ends = {}  # host -> loop time its last pause for failures ends
 
     def succeeded(self, host):
         self._failures.pop(host, None)
+        self._pause_ends.pop(host, None)
 
     def failed(self, host, retry_after=None):
         """Count a failure of `host` and pause it; True if the host is now given up."""
@@ -122,7 +125,7 @@ class HostHealth(object):
         pause = min(self.backoff * 2 ** (failures - 1), self.max_backoff)
         if retry_after is not None:
             pause = max(pause, min(retry_after, self.max_retry_after))
-        self.frontier.pause_host(host, pause)
+        self._pause(host, pause)
         return self.is_given_up(host)
 
     def is_given_up(self, host):
@@ -130,3 +133,20 @@ class HostHealth(object):
 
     def failures(self, host):
         return self._failures.get(host, 0)
+
+    def snapshot(self, host):
+        """(failures in a row, seconds left of its pause for them) of `host`."""
+        left = self._pause_ends.get(host, 0.0) - self.frontier.io_loop.time()
+        return self.failures(host), max(0.0, left)
+
+    def restore(self, host, failures, pause):
+        """Take back a `snapshot` of `host`: its streak (given up if long enough), and
+        its pause, from now."""
+        if failures:
+            self._failures[host] = failures
+        if pause > 0:
+            self._pause(host, pause)
+
+    def _pause(self, host, pause):
+        self.frontier.pause_host(host, pause)
+        self._pause_ends[host] = self.frontier.io_loop.time() + pause

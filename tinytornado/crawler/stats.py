@@ -2,15 +2,18 @@
 
 `CrawlStatistics` counts every statistic as it comes in (the 500 Lines crawler's counters:
 'html', 'redirect', 'fail_<Error>', 'status_<code>', ...), so the report and the summary
-never need the per-URL list; keeping that list (`done`) is an option.
+never need the per-URL list; keeping that list (`done`) is an option. 'html' counts only
+2xx HTML pages: a 4xx or 5xx response, HTML or not, is an 'error_page'.
 """
 from __future__ import absolute_import, division, print_function
 
 import collections
+import errno
+import re
 import time
 
 __all__ = ['FetchStatistic', 'CrawlStatistics', 'exception_name', 'url_report_line',
-           'ROBOTS_DISALLOWED']
+           'failure_cause', 'ROBOTS_DISALLOWED']
 
 # The `exception` of a URL robots.txt kept the crawl from fetching: not counted as a failure.
 ROBOTS_DISALLOWED = 'RobotsDisallowed: robots.txt disallows this URL'
@@ -79,7 +82,10 @@ class CrawlStatistics(object):
             read from its journal.
         todo: URLs left in the queue when the crawl ended (0 unless it was stopped).
         interrupted: the crawl was stopped before its queue was empty.
+        unanswered: the first few statistics of URLs that got no response.
     """
+
+    MAX_UNANSWERED = 5
 
     def __init__(self, keep_statistics=True, max_tasks=None):
         self.done = [] if keep_statistics else None
@@ -88,6 +94,7 @@ class CrawlStatistics(object):
         self.restored = 0
         self.todo = 0
         self.interrupted = False
+        self.unanswered = []
         self.max_tasks = max_tasks
         self.started = time.time()
         self.finished = None
@@ -99,6 +106,9 @@ class CrawlStatistics(object):
         if self.done is not None:
             self.done.append(statistic)
         counters = self.counters
+        status = statistic.status
+        if status is None and len(self.unanswered) < self.MAX_UNANSWERED:
+            self.unanswered.append(statistic)
         if statistic.exception == ROBOTS_DISALLOWED:
             counters['robots_disallowed'] += 1
         elif statistic.exception:
@@ -106,20 +116,28 @@ class CrawlStatistics(object):
             counters['fail_' + exception_name(statistic)] += 1
         elif statistic.next_url:
             counters['redirect'] += 1
-        elif _media_type(statistic.content_type) == 'text/html':
+        elif status >= 400:
+            counters['error_page'] += 1
+            counters['error_page_bytes'] += statistic.size
+        elif 200 <= status < 300 and _media_type(statistic.content_type) == 'text/html':
             counters['html'] += 1
             counters['html_bytes'] += statistic.size
         else:
             counters['other'] += 1
             counters['other_bytes'] += statistic.size
             counters['other_' + (_media_type(statistic.content_type) or 'unknown')] += 1
-        if statistic.status is not None:
-            counters['status_%d' % statistic.status] += 1
+        if status is not None:
+            counters['status_%d' % status] += 1
 
     def status_counts(self):
         """{status: count} over the URLs that got a response."""
         return dict((int(key[len('status_'):]), count) for key, count in self.counters.items()
                     if key.startswith('status_'))
+
+    def got_no_response(self):
+        """True if URLs finished and none got a response: no root could be fetched, since
+        every other URL comes from a response."""
+        return self.urls > 0 and not self.status_counts()
 
     def finish(self, todo, interrupted):
         """Note the end of the crawl."""
@@ -147,13 +165,13 @@ class CrawlStatistics(object):
     def report(self):
         """The chapter's text report: totals, one line per counter, Todo and Done."""
         elapsed = self.elapsed()
-        lines = ['Finished %d urls in %.3f secs (max_tasks=%s) (%.3f urls/sec/task)' % (
+        outcome = 'Interrupted after' if self.interrupted else 'Finished'
+        # The rate is of this run's fetches: URLs a resume restored took no time here.
+        lines = [outcome + ' %d urls in %.3f secs (max_tasks=%s) (%.3f urls/sec/task)' % (
             self.urls, elapsed, self.max_tasks,
-            self.urls / elapsed / (self.max_tasks or 1) if elapsed else 0.0)]
+            (self.urls - self.restored) / elapsed / (self.max_tasks or 1) if elapsed else 0.0)]
         if self.restored:
             lines.append('Resumed: %d urls were done before' % self.restored)
-        if self.interrupted:
-            lines.append('Interrupted: the crawl was stopped before its end')
         width = max([len(key) for key in self.counters] or [0])
         for key in sorted(self.counters):
             lines.append('%*s %10d' % (width + 4, key, self.counters[key]))
@@ -165,3 +183,37 @@ class CrawlStatistics(object):
 
 def _iso_time(timestamp):
     return time.strftime('%Y-%m-%dT%H:%M:%S', time.localtime(timestamp))
+
+
+# How politeness.RobotsCache words a robots.txt it could not read, before the cause.
+_ROBOTS_UNAVAILABLE = 'RobotsUnavailable: robots.txt: '
+_ERRNO_RE = re.compile(r'\[Errno (-?\d+)\] ')
+
+
+def failure_cause(statistic):
+    """Why the URL of `statistic` got no response, in words for a person: 'connection
+    refused to 127.0.0.1:1', not the error's class."""
+    exception = statistic.exception
+    if exception == ROBOTS_DISALLOWED:
+        return 'robots.txt disallows it'
+    host = statistic.url.split('/', 3)[2]
+    if not exception.startswith(_ROBOTS_UNAVAILABLE):
+        return _network_cause(exception, host)
+    exception = exception[len(_ROBOTS_UNAVAILABLE):]
+    if exception.startswith('HTTP '):
+        return 'its robots.txt answered %s, which forbids crawling the site for now' % (
+            exception,)
+    return _network_cause(exception, host) + ', reading its robots.txt'
+
+
+def _network_cause(exception, host):
+    name, _, message = exception.partition(': ')
+    match = _ERRNO_RE.match(message)
+    if match is None:
+        return '%s (%s)' % (exception, host)
+    message = message[match.end():]
+    if int(match.group(1)) == errno.ECONNREFUSED:
+        return 'connection refused to %s' % host
+    if name == 'gaierror':  # name resolution: its errno is not an errno module code
+        return 'cannot resolve %s: %s' % (host, message)
+    return '%s: %s' % (host, message[:1].lower() + message[1:])

@@ -1,0 +1,142 @@
+"""RESP2 without I/O: our PythonReader and hiredis's Reader (where it is installed) parse
+the same cases the same way, fed whole, a byte at a time, in large pieces and with
+trailing bytes; commands pack to the bytes Redis reads."""
+from __future__ import absolute_import, division, print_function
+
+import pytest
+
+from tinytornado.crawler import resp
+from tinytornado.crawler.resp import (ProtocolError, PythonReader, ReplyError, new_reader,
+                                      pack_command, pack_commands)
+
+READERS = [PythonReader] + ([resp.hiredis.Reader] if resp.hiredis is not None else [])
+
+# (bytes on the wire, the replies they hold), for every kind of RESP2 reply.
+CASES = [
+    (b'+OK\r\n', [b'OK']),
+    (b'-ERR unknown command\r\n', [ReplyError('ERR unknown command')]),
+    (b':0\r\n:-42\r\n:9223372036854775807\r\n', [0, -42, 9223372036854775807]),
+    (b'$5\r\nhello\r\n', [b'hello']),
+    (b'$0\r\n\r\n', [b'']),
+    (b'$-1\r\n', [None]),
+    (b'$4\r\na\r\nb\r\n', [b'a\r\nb']),  # a bulk string holds any bytes, CRLF included
+    (b'$3\r\n\x00\xff\x80\r\n', [b'\x00\xff\x80']),
+    (b'*0\r\n', [[]]),
+    (b'*-1\r\n', [None]),
+    (b'*3\r\n$1\r\na\r\n:1\r\n$-1\r\n', [[b'a', 1, None]]),
+    (b'*2\r\n*2\r\n:1\r\n*0\r\n-WRONGTYPE no\r\n+x\r\n',
+     [[[1, []], ReplyError('WRONGTYPE no')], b'x']),
+    (b'*1\r\n*1\r\n*1\r\n:7\r\n', [[[[7]]]]),
+]
+
+
+def comparable(value):
+    """Replies with ReplyErrors turned into (class name, message), for ==."""
+    if isinstance(value, list):
+        return [comparable(item) for item in value]
+    if isinstance(value, ReplyError):
+        return ('ReplyError', value.args[0])
+    return value
+
+
+def parse(reader_class, pieces):
+    reader = new_reader(reader_class)
+    replies = []
+    for piece in pieces:
+        reader.feed(piece)
+        reply = reader.gets()
+        while reply is not False:
+            replies.append(reply)
+            reply = reader.gets()
+    return replies
+
+
+def splits(data):
+    """`data` whole, a byte at a time, and in two pieces at every point."""
+    yield [data]
+    yield [data[i:i + 1] for i in range(len(data))]
+    for cut in range(1, len(data)):
+        yield [data[:cut], data[cut:]]
+
+
+@pytest.mark.parametrize('reader_class', READERS)
+@pytest.mark.parametrize('data,replies', CASES)
+def test_readers_parse_every_kind_of_reply_however_it_is_split(reader_class, data, replies):
+    for pieces in splits(data):
+        assert comparable(parse(reader_class, pieces)) == comparable(replies), pieces
+
+
+@pytest.mark.parametrize('reader_class', READERS)
+def test_all_cases_back_to_back_with_a_partial_reply_left_over(reader_class):
+    data = b''.join(wire for wire, _ in CASES)
+    expected = [reply for _, replies in CASES for reply in replies]
+    reader = new_reader(reader_class)
+    reader.feed(data + b'*2\r\n:1\r\n$3\r\nab')
+    replies = []
+    reply = reader.gets()
+    while reply is not False:
+        replies.append(reply)
+        reply = reader.gets()
+    assert comparable(replies) == comparable(expected)
+    reader.feed(b'c\r\n')
+    assert reader.gets() == [1, b'abc']
+    assert reader.gets() is False
+
+
+@pytest.mark.parametrize('reader_class', READERS)
+def test_a_large_bulk_string_in_many_pieces(reader_class):
+    value = bytes(bytearray(range(256))) * 40000  # 10 MB
+    data = ('$%d\r\n' % len(value)).encode('ascii') + value
+    data += b'\r\n:1\r\n'
+    pieces = [data[i:i + 65536] for i in range(0, len(data), 65536)]
+    assert parse(reader_class, pieces) == [value, 1]
+
+
+@pytest.mark.parametrize('reader_class', READERS)
+def test_a_reply_error_is_returned_as_our_class_not_raised(reader_class):
+    reader = new_reader(reader_class)
+    reader.feed(b'-NOSCRIPT No matching script\r\n')
+    error = reader.gets()
+    assert type(error) is ReplyError
+    assert error.code == 'NOSCRIPT'
+
+
+@pytest.mark.parametrize('reader_class', READERS)
+@pytest.mark.parametrize('data', [b'x\r\n', b'*-2\r\n', b'!3\r\nabc\r\n'])
+def test_a_bad_type_or_length_is_a_protocol_error(reader_class, data):
+    reader = new_reader(reader_class)
+    reader.feed(data)
+    with pytest.raises(ProtocolError):
+        reader.gets()
+
+
+# hiredis 1.x (2.7's) reads these leniently, as strtoll does: only ours is checked.
+@pytest.mark.parametrize('data', [b':abc\r\n', b':1a\r\n', b':+1\r\n', b': 1\r\n', b':\r\n',
+                                  b':-\r\n', b'$-2\r\n', b'$ 3\r\nabc\r\n', b':1_0\r\n',
+                                  b'$3\r\nabcXY'])
+def test_python_reader_refuses_malformed_numbers_and_framing(data):
+    reader = new_reader(PythonReader)
+    reader.feed(data)
+    with pytest.raises(ProtocolError):
+        reader.gets()
+
+
+def test_reader_is_hiredis_where_installed():
+    expected = resp.hiredis.Reader if resp.hiredis is not None else PythonReader
+    assert resp.Reader is expected
+
+
+def test_pack_command():
+    assert pack_command(('SET', b'k\r\n', u'\xe9', 12, -3, 1.5)) == (
+        b'*6\r\n$3\r\nSET\r\n$3\r\nk\r\n\r\n$2\r\n\xc3\xa9\r\n$2\r\n12\r\n$2\r\n-3\r\n'
+        b'$3\r\n1.5\r\n')
+    assert pack_command(()) == b'*0\r\n'
+    assert pack_commands([('PING',), ('GET', 'a')]) == (
+        b'*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\na\r\n')
+
+
+@pytest.mark.parametrize('argument', [None, True, object(), [b'a'], {b'a': 1}])
+def test_pack_command_refuses_values_redis_would_get_as_their_repr(argument):
+    with pytest.raises(TypeError) as info:
+        pack_command(('SET', 'k', argument))
+    assert 'bytes, text, int or float' in str(info.value)

@@ -1,0 +1,158 @@
+"""The link checker: which pages link to each URL, and which links are broken.
+
+`LinkChecker` is fed as the crawl goes, by the Crawler's ``on_links`` (each page's links
+that the crawl takes, every sighting) and ``on_statistic`` (each URL's outcome). A link is
+broken when its URL ends, after the redirects it leads through, in a 4xx or 5xx status, in
+an error (no response, refused connection, a given-up host...), in a redirect loop, or
+beyond ``max_redirect`` redirects. A URL robots.txt kept the crawl from fetching, or one the
+crawl never reached (out of scope, ``--max-pages``, an interrupted crawl), is not broken:
+nothing is known about it.
+
+Memory, bounded per URL: a URL found not broken costs one dict entry (its referrers are dropped
+then, and later sightings ignored); any other keeps its first `max_referrers` referrers
+and a count of the rest. Redirects and broken URLs keep their outcome until the end, to
+follow chains. A resumed crawl's checker knows only what its own run fetched and parsed.
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+
+from .stats import ROBOTS_DISALLOWED
+
+__all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines']
+
+MAX_REFERRERS = 10  # referrers kept per URL; the others are only counted
+
+# One step of a chain: a URL and its outcome ('404', '301', 'ConnectionRefusedError: ...').
+Hop = collections.namedtuple('Hop', 'url outcome')
+
+# A broken link: `url` as pages link to it, `chain` the Hops from it to where it broke
+# (one Hop when it broke itself), `problem` the reason ('404', 'redirect loop', an error),
+# `referrers` the pages linking to it (the first max_referrers) and `referrer_count` all of
+# them; a root has none.
+BrokenLink = collections.namedtuple('BrokenLink',
+                                    'url problem chain referrers referrer_count')
+
+_NOT_BROKEN = object()  # the referrers entry of a URL fetched and found not broken
+
+
+class _Referrers(object):
+    """The first few pages that link to one URL, and how many do."""
+    __slots__ = ('urls', 'count')
+
+    def __init__(self):
+        self.urls = []
+        self.count = 0
+
+
+class LinkChecker(object):
+    """Referrers and outcomes of a crawl's URLs, collected as it goes.
+
+    Args:
+        max_referrers: referrers kept per URL (the others are counted).
+        max_redirect: the crawl's redirect budget: a chain longer than it is broken.
+    """
+
+    def __init__(self, max_referrers=MAX_REFERRERS, max_redirect=10):
+        self.max_referrers = max_referrers
+        self.max_redirect = max_redirect
+        self.referrers = {}  # url -> _Referrers, or _NOT_BROKEN
+        self.redirects = collections.OrderedDict()  # url -> (status, next_url)
+        self.failures = {}  # url -> its outcome, for URLs that broke themselves
+
+    def add_links(self, url, links):
+        """Note that page `url` links to each of `links` (the Crawler's ``on_links``)."""
+        referrers = self.referrers
+        for link in links:
+            entry = referrers.get(link)
+            if entry is None:
+                entry = referrers[link] = _Referrers()
+            elif entry is _NOT_BROKEN:
+                continue
+            entry.count += 1
+            if len(entry.urls) < self.max_referrers:
+                entry.urls.append(url)
+
+    def add_statistic(self, statistic):
+        """Note a URL's outcome (the Crawler's ``on_statistic``)."""
+        url = statistic.url
+        if statistic.next_url and statistic.status is not None:
+            self.redirects[url] = (statistic.status, statistic.next_url)
+        elif _is_failure(statistic):
+            self.failures[url] = _outcome(statistic)
+        else:
+            self.referrers[url] = _NOT_BROKEN
+
+    def broken_links(self, roots=()):
+        """The BrokenLinks among the linked URLs and the `roots`, in order of URL."""
+        starts = set(url for url, entry in self.referrers.items() if entry is not _NOT_BROKEN)
+        starts.update(roots)
+        broken = []
+        for url in sorted(starts):
+            chain, problem = self.follow(url)
+            if problem is not None:
+                entry = self.referrers.get(url) or _Referrers()
+                broken.append(BrokenLink(url, problem, chain, list(entry.urls), entry.count))
+        return broken
+
+    def follow(self, url):
+        """(chain of Hops from `url`, the problem that breaks it or None)."""
+        chain, visited = [], set()
+        while url in self.redirects:
+            if url in visited:
+                chain.append(Hop(url, None))
+                return chain, 'redirect loop'
+            visited.add(url)
+            status, next_url = self.redirects[url]
+            chain.append(Hop(url, str(status)))
+            url = next_url
+            if len(chain) > self.max_redirect:  # the crawl, as a browser, stops there
+                chain.append(Hop(url, None))
+                return chain, 'more than %d redirects' % self.max_redirect
+        if url in self.failures:
+            chain.append(Hop(url, self.failures[url]))
+            return chain, self.failures[url]
+        chain.append(Hop(url, None))  # good, or not fetched: nothing known against it
+        return chain, None
+
+    def redirect_chains(self):
+        """The chains (lists of Hops) from each redirect no other redirect leads to, then
+        from one redirect of each loop that none leads into."""
+        targets = set(next_url for _, next_url in self.redirects.values())
+        starts = ([url for url in self.redirects if url not in targets] +
+                  [url for url in self.redirects if url in targets])
+        chains, covered = [], set()
+        for url in starts:
+            if url not in covered:
+                chain = self.follow(url)[0]
+                covered.update(hop.url for hop in chain)
+                chains.append(chain)
+        return chains
+
+
+def _is_failure(statistic):
+    # A response's own exception (a body over the size cap) does not make the link broken.
+    if statistic.status is None:
+        return statistic.exception != ROBOTS_DISALLOWED
+    return statistic.status >= 400
+
+
+def _outcome(statistic):
+    return str(statistic.status) if statistic.status is not None else statistic.exception
+
+
+def broken_link_lines(broken):
+    """The text lines listing `broken` (BrokenLinks) for the terminal."""
+    lines = ['Broken links: %d' % len(broken) if broken else 'Broken links: none']
+    for link in broken:
+        lines.append('%s %s' % (link.url, link.problem))
+        if len(link.chain) > 1:
+            lines.append('    redirects: %s' % ' -> '.join(
+                ('%s %s' % hop if hop.outcome else hop.url) for hop in link.chain))
+        lines.extend('    linked from %s' % url for url in link.referrers)
+        more = link.referrer_count - len(link.referrers)
+        if more:
+            lines.append('    and from %d more pages' % more)
+        if not link.referrer_count:
+            lines.append('    (a root)')
+    return lines

@@ -1,0 +1,124 @@
+"""The command line's checks before a crawl: each mistake is one line that names its option.
+
+`check_arguments` runs on argparse's result before the demo server starts and before any
+request, so that a mistake costs nothing and shows no traceback. File options are only
+looked at (is it a directory? may a file be written there?): nothing is created or
+truncated, so a refused crawl leaves every file as it was. The Python API (`Crawler`)
+raises ValueError with its own option names; `option_names` puts the command line's
+names in such a message.
+"""
+from __future__ import absolute_import, division, print_function
+
+import math
+import numbers
+import operator
+import os
+import re
+
+from .urls import normalize_url
+
+__all__ = ['UsageError', 'check_arguments', 'option_name', 'option_names', 'FILE_OPTIONS',
+           'NUMBER_LIMITS']
+
+
+class UsageError(ValueError):
+    """A mistake on the command line; the message names the option."""
+
+
+# Options that name a file the crawl writes: (argparse dest, the access it needs).
+FILE_OPTIONS = (('output', os.W_OK), ('summary', os.W_OK), ('report', os.W_OK),
+                ('state', os.R_OK | os.W_OK))
+
+_RELATIONS = {'at least': operator.ge, 'more than': operator.gt, 'at most': operator.le}
+
+# (argparse dest, relation, bound): a number option's value must be `relation` `bound`.
+NUMBER_LIMITS = (
+    ('max_tasks', 'at least', 1),
+    ('max_redirect', 'at least', 0),
+    ('max_tries', 'at least', 1),
+    ('max_pages', 'at least', 1),
+    ('max_depth', 'at least', 0),
+    ('max_per_host', 'at least', 1),
+    ('delay', 'at least', 0),
+    ('max_crawl_delay', 'at least', 0),
+    ('connect_timeout', 'more than', 0),
+    ('request_timeout', 'more than', 0),
+    ('max_body_size', 'at least', 0),
+    ('demo_pages', 'at least', 1),
+    ('demo_port', 'at least', 0),
+    ('demo_port', 'at most', 65535),
+)
+
+_IDENTIFIER_RE = re.compile(r'\b[a-z]+(?:_[a-z]+)+\b')
+
+
+def option_name(dest):
+    """The command line's name of an argparse `dest`: 'max_tasks' -> '--max-tasks'."""
+    return '--' + dest.replace('_', '-')
+
+
+def check_arguments(args):
+    """Check argparse's `args` for what the crawl would fail on.
+
+    Raises:
+        UsageError: the first mistake found, in one line.
+    """
+    for dest, relation, bound in NUMBER_LIMITS:
+        _check_number(dest, getattr(args, dest, None), relation, bound)
+    for dest in ('include', 'exclude'):
+        for pattern in getattr(args, dest) or ():
+            _check_regex(dest, pattern)
+    for root in args.roots:
+        _check_root(root)
+    for dest, access in FILE_OPTIONS:
+        path = getattr(args, dest, None)
+        if path is not None:
+            _check_file(dest, path, access)
+
+
+def _check_number(dest, value, relation, bound):
+    if value is None or not isinstance(value, numbers.Real):
+        return  # unset, or a word another check owns
+    if math.isnan(value) or math.isinf(value):
+        raise UsageError('%s must be a finite number (got %s)' % (option_name(dest), value))
+    if not _RELATIONS[relation](value, bound):
+        raise UsageError('%s must be %s %s (got %s)' % (option_name(dest), relation, bound, value))
+
+
+def _check_regex(dest, pattern):
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise UsageError('%s %r is not a regular expression: %s' % (option_name(dest), pattern, e))
+
+
+def _check_root(root):
+    try:
+        normalize_url(root)
+    except ValueError as e:
+        raise UsageError('the root URL %r cannot be crawled: %s' % (root, e))
+
+
+def _check_file(dest, path, access):
+    """The file at `path` can be opened as `access` says, or made in its directory."""
+    if os.path.isdir(path):
+        raise UsageError('%s %s: is a directory' % (option_name(dest), path))
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError('%s %s: no such directory: %s' % (option_name(dest), path,
+                                                           directory))
+    if os.path.exists(path):
+        allowed = os.access(path, access)
+    else:
+        allowed = os.access(directory, os.W_OK | os.X_OK)
+    if not allowed:
+        raise UsageError('%s %s: permission denied' % (option_name(dest), path))
+
+
+def option_names(message, dests):
+    """`message` with each Python option name among `dests` (those with a '_') written
+    as the command line's option: 'max_tasks must be...' -> '--max-tasks must be...'."""
+    def replace(match):
+        word = match.group()
+        return option_name(word) if word in dests else word
+    return _IDENTIFIER_RE.sub(replace, message)
