@@ -76,6 +76,10 @@ setup(
         'protego>=0.2.1; python_version >= "3.7"',
         'publicsuffixlist>=0.9,<1; python_version < "3"',
         'publicsuffixlist>=0.9; python_version >= "3"',
+        # tinycrawl --warc: WARC records written (and read back by its tests) with warcio,
+        # pure Python on six; 1.8 imports datetime.timezone, so 1.7.4 is 2.7's last.
+        'warcio>=1.7.4,<1.7.5; python_version < "3"',
+        'warcio>=1.7.4; python_version >= "3"',
     ],
     extras_require={
         'redis': hiredis,

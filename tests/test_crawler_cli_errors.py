@@ -87,7 +87,7 @@ def test_a_bad_demo_option_starts_no_demo_server(io_loop, capsys, monkeypatch):
     assert started == []
 
 
-@pytest.mark.parametrize('option', ['--output', '--summary', '--report', '--state'])
+@pytest.mark.parametrize('option', ['--output', '--summary', '--report', '--warc', '--state'])
 def test_a_file_option_that_cannot_be_written(site, tmpdir, capsys, option):
     server, root = site
     directory = str(tmpdir)

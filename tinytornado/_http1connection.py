@@ -30,7 +30,7 @@ from tinytornado.httputil import (
 from tinytornado.iostream import StreamClosedError
 from tinytornado.netutil import errno_from_exception
 
-__all__ = ['Connection', 'Exchange', 'data_at_close']
+__all__ = ['Connection', 'Exchange', 'RecordedExchange', 'data_at_close']
 
 _READ_CHUNK_SIZE = 65536
 # Requests that may be sent twice: RFC 9110 9.2.2's idempotent methods (TRACE aside).
@@ -194,13 +194,16 @@ class Exchange(object):
     # -- the request and the response ------------------------------------------------------
 
     def send(self):
+        """Write the request; returns its bytes."""
         connection = self.connection
+        data = connection.protocol.send_request(
+            self.method, self.target, self.headers, self.request.body)
         # The write's Future is not waited for: a failed write closes the stream, and the
         # read that follows reports why.
-        connection.stream.write(connection.protocol.send_request(
-            self.method, self.target, self.headers, self.request.body))
+        connection.stream.write(data)
         if self.request.sent_callback is not None:
             self.request.sent_callback()
+        return data
 
     def read(self):
         """A Future of the next bytes of the response (StreamClosedError at the end)."""
@@ -282,3 +285,40 @@ class Exchange(object):
             self.request.streaming_callback(data)
         else:
             self.chunks.append(data)
+
+
+class RecordedExchange(Exchange):
+    """An Exchange that shows its request's `wire_recorder` the bytes as they pass.
+
+    A subclass, chosen when the exchange is made, so that a fetch without a recorder
+    pays nothing for it on the way its bytes go (`feed` runs for every read).
+    """
+
+    def send(self):
+        data = Exchange.send(self)
+        self.request.wire_recorder.request_sent(self.request.url,
+                                                _peer_address(self.connection.stream), data)
+        return data
+
+    def feed(self, data):
+        # Recorded before it is parsed: bytes the parser refuses are part of the record.
+        if data:
+            self.request.wire_recorder.response_data(data)
+        Exchange.feed(self, data)
+
+    def receive(self):
+        ended = Exchange.receive(self)
+        if ended:
+            self.request.wire_recorder.response_ended()
+        return ended
+
+
+def _peer_address(stream):
+    """The socket address the stream is connected to, or None if it cannot say."""
+    sock = stream.socket  # None once the stream is closed
+    if sock is None:
+        return None
+    try:
+        return sock.getpeername()
+    except EnvironmentError:  # reset by the peer already
+        return None

@@ -39,6 +39,8 @@ class RequestProxy(object):
     change while it is being fetched.
     """
 
+    wire_recorder = None  # what a request without one reads (HTTPRequest sets it if given)
+
     def __init__(self, request, defaults):
         values = request.__dict__.copy()  # one copy of the whole table, not an update
         for name, value in defaults.items():

@@ -30,7 +30,7 @@ from six.moves import http_client
 from tinytornado import gen
 from tinytornado._compat import text_type
 from tinytornado._configurable import Configurable
-from tinytornado._http1connection import Exchange, data_at_close
+from tinytornado._http1connection import Exchange, RecordedExchange, data_at_close
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
 from tinytornado._httppool import ConnectionPool, SlotWaiter
 from tinytornado._httprequest import (
@@ -62,7 +62,7 @@ class HTTPRequest(object):
     with ``AsyncHTTPClient.configure(None, defaults={...})``). Beyond Tornado:
     `max_body_size` (default: the client's) limits the body, before and after decoding;
     `head_callback` sees the response's head as parsed; `sent_callback` tells when the
-    request goes out.
+    request goes out; `wire_recorder` sees the bytes as they pass on the connection.
     Not supported (fetch raises NotImplementedError): proxies, `body_producer`,
     `expect_100_continue`. `prepare_curl_callback` is ignored, as by Tornado's simple client.
 
@@ -92,9 +92,27 @@ class HTTPRequest(object):
             wait for, a connection to open). Called again for each redirect followed
             and for a retry on a new connection; never for a request whose connection
             could not be made. An exception ends the fetch as above.
+        wire_recorder: an object shown the bytes exchanged with the server, as they
+            pass on the connection (for an archive such as a WARC file, or a trace); None
+            (the default) costs a fetch nothing. For each request written, once
+            sent_callback returned (each redirect followed, a retry on a new connection):
+            ``request_sent(url, address, data)``: `url` the URL asked for (this hop's),
+            `address` the server's socket address (``socket.getpeername()``; None if it
+            cannot be known), `data` the request's bytes as written (head and body).
+            Then ``response_data(data)`` with the bytes read for its response, piece by
+            piece as they came, before anything is decoded: the status line, the headers
+            and the body with its chunked framing and Content-Encoding as sent (with a
+            1xx head before it, if the server sent one). ``response_ended()`` once that
+            response was read whole: a request that fails, or whose fetch is cancelled,
+            gets no response_ended (nor does the first try of a retried request). An
+            exception raised by one of them ends the fetch as a callback's does.
         validate_cert, ca_certs, client_cert, client_key, ssl_options: TLS settings;
             `ssl_options` (an SSLContext or a dict) overrides the others.
     """
+
+    # An attribute of the request only when given: each one in its __dict__ costs every
+    # fetch (RequestProxy copies the dict), and a recorder is rare.
+    wire_recorder = None
 
     _DEFAULTS = dict(
         connect_timeout=20.0, request_timeout=20.0, follow_redirects=True, max_redirects=5,
@@ -111,7 +129,7 @@ class HTTPRequest(object):
                  ca_certs=None, allow_ipv6=None, client_key=None, client_cert=None,
                  body_producer=None, expect_100_continue=False, decompress_response=None,
                  ssl_options=None, max_body_size=None, head_callback=None,
-                 sent_callback=None):
+                 sent_callback=None, wire_recorder=None):
         self._headers = headers  # an HTTPHeaders made on first use, if None
         if if_modified_since:
             self.headers['If-Modified-Since'] = format_timestamp(if_modified_since)
@@ -128,6 +146,8 @@ class HTTPRequest(object):
         self.network_interface, self.allow_ipv6 = network_interface, allow_ipv6
         self.streaming_callback, self.header_callback = streaming_callback, header_callback
         self.head_callback, self.sent_callback = head_callback, sent_callback
+        if wire_recorder is not None:
+            self.wire_recorder = wire_recorder
         self.prepare_curl_callback = prepare_curl_callback
         self.proxy_host, self.proxy_port = proxy_host, proxy_port
         self.proxy_username, self.proxy_password = proxy_username, proxy_password
@@ -370,7 +390,8 @@ class AsyncHTTPClient(Configurable):
         request.headers = HTTPHeaders() if headers is None else HTTPHeaders(headers)
         request = RequestProxy(request, self.defaults)
         try:
-            exchange = Exchange(request, self.io_loop, self._ssl_contexts)
+            exchange = (Exchange if request.wire_recorder is None else RecordedExchange)(
+                request, self.io_loop, self._ssl_contexts)
         except Exception:
             # Refused before it could be sent: the coroutine meets the same error again
             # and makes the failed response, as for any failure of a later hop.
@@ -393,7 +414,8 @@ class AsyncHTTPClient(Configurable):
         while True:
             try:
                 if host is None:  # a redirect's hop, or a first one refused
-                    exchange = Exchange(request, self.io_loop, self._ssl_contexts)
+                    exchange = (Exchange if request.wire_recorder is None else
+                                RecordedExchange)(request, self.io_loop, self._ssl_contexts)
                     slot = self._pool.acquire(exchange.key)
                     host = (yield slot) if slot.__class__ is Future else slot
                 exchange.start()

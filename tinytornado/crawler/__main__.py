@@ -83,6 +83,8 @@ def build_parser():
         'charts, largest pages, broken links and their referrers, redirect chains')
     add('--link-check', action='store_true', help='list the broken in-scope links and '
         'the pages linking to them at the end; exit %d if there is one' % EXIT_BROKEN_LINKS)
+    add('--warc', metavar='FILE', help='archive every request and response, as on the wire, '
+        'in a WARC/1.1 file, gzip per record (name it .warc.gz)')
     add('--state', metavar='FILE', help='keep a journal (SQLite) to resume from')
     add('--resume', action='store_true',
         help='go on with the crawl journaled in --state, with its URLs and options')
@@ -163,6 +165,7 @@ def _crawler_options(args):
              'state', 'resume', 'sitemaps')
     options = dict((name, getattr(args, name)) for name in names)
     options['keep_statistics'] = False  # streamed to --output; the report needs only totals
+    options['warc'] = args.warc
     return options
 
 

@@ -44,6 +44,7 @@ from .sitemaps import (MAX_SITEMAPS, SitemapError, is_sitemap_depth, read_sitema
                        sitemap_entries, sitemap_sources)
 from .stats import ROBOTS_DISALLOWED, CrawlStatistics, FetchStatistic
 from .urls import normalize_url, url_host, urljoin
+from .warc import open_archive
 
 __all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
 
@@ -88,6 +89,7 @@ DEFAULT_OPTIONS = collections.OrderedDict([
     ('state', None),              # path of the SQLite journal
     ('resume', False),            # go on with the crawl in `state`
     ('http_client', None),        # an AsyncHTTPClient (default: one of the crawl's own)
+    ('warc', None),               # a .warc.gz file: every request and response, as sent
 ])
 
 # One unit of work: `depth` counts links followed from a root (a redirect keeps it);
@@ -160,6 +162,8 @@ class Crawler(object):
         self._stopping = False
         self._failure = None  # exc_info of an error that ended the crawl
         self._sitemaps_left = MAX_SITEMAPS  # child sitemaps this crawl may still queue
+        # Last: a crawl refused above must not have emptied the WARC file.
+        self.archive = open_archive(self.warc, self.user_agent, self.obey_robots, self.resume)
 
     # -- the crawl ----------------------------------------------------------------------
 
@@ -201,7 +205,7 @@ class Crawler(object):
             self.http_client = AsyncHTTPClient(force_instance=True, max_clients=self.max_tasks)
         self.fetcher = Fetcher(self.http_client, self.user_agent, self.connect_timeout,
                                self.request_timeout, self.max_body_size,
-                               self.download_non_html)
+                               self.download_non_html, self.archive)
         self.robots = RobotsCache(self.fetcher, self.frontier, self.user_agent,
                                   self.min_delay if self.delay is None else self.delay,
                                   self.max_crawl_delay)
@@ -243,6 +247,8 @@ class Crawler(object):
             self.http_client.close()
         if self.journal is not None:
             self.journal.close()
+        if self.archive is not None:
+            self.archive.close()
 
     @gen.coroutine
     def _work(self):

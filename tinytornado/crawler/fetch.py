@@ -4,7 +4,8 @@
 over the size cap is a `Fetched` with `exception` set, because for the crawler these are
 outcomes to record (and maybe retry), not bugs. Bodies are received through a streaming
 callback, so the cap holds however the body is framed, and a body that is not HTML can be
-dropped as soon as its headers are in (``download_non_html=False``).
+dropped as soon as its headers are in (``download_non_html=False``). With an `archive`
+(a `warc.WarcArchive`), every request and response is written to it as on the wire.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -17,6 +18,7 @@ from tinytornado.httpclient import HTTPRequest, HTTPResponse
 from tinytornado.httputil import HTTPInputError, NoResponseError
 
 from .links import is_html_content_type
+from .warc import truncation
 
 __all__ = ['Fetcher', 'Fetched', 'Download', 'BodyTooLarge', 'describe_exception',
            'retry_after_seconds']
@@ -116,16 +118,18 @@ class Fetcher(object):
         connect_timeout, request_timeout: seconds.
         max_body_size: the most body bytes kept; a longer body fails the fetch.
         download_non_html: if False, a body that is not HTML is not downloaded.
+        archive: a `warc.WarcArchive` that records every exchange, or None.
     """
 
     def __init__(self, http_client, user_agent, connect_timeout=10.0, request_timeout=30.0,
-                 max_body_size=10 * 1024 * 1024, download_non_html=True):
+                 max_body_size=10 * 1024 * 1024, download_non_html=True, archive=None):
         self.http_client = http_client
         self.user_agent = user_agent
         self.connect_timeout = connect_timeout
         self.request_timeout = request_timeout
         self.max_body_size = max_body_size
         self.download_non_html = download_non_html
+        self.archive = archive
 
     @gen.coroutine
     def fetch(self, url, follow_redirects=False, download_non_html=None, sending=None):
@@ -150,6 +154,7 @@ class Fetcher(object):
         if download_non_html is None:
             download_non_html = self.download_non_html
         download = Download(url, self.max_body_size, download_non_html)
+        recorder = None if self.archive is None else self.archive.recorder()
         request = HTTPRequest(
             url, follow_redirects=follow_redirects, max_redirects=5,
             connect_timeout=self.connect_timeout, request_timeout=self.request_timeout,
@@ -158,7 +163,7 @@ class Fetcher(object):
             # chunks come), so that a body too large is told from a broken response.
             max_body_size=_NO_CLIENT_LIMIT,
             head_callback=download.on_head, streaming_callback=download.on_chunk,
-            sent_callback=None if sending is None else sending.sent)
+            sent_callback=None if sending is None else sending.sent, wire_recorder=recorder)
         try:
             response = self.http_client.fetch(request, raise_error=False)
         except Exception as e:  # refused at once (a closed client): still an outcome
@@ -166,6 +171,8 @@ class Fetcher(object):
             response.set_result(HTTPResponse(request, 599, error=e))
         if sending is not None:
             response.add_done_callback(lambda _: sending.ended())
+        if recorder is not None:
+            response.add_done_callback(lambda done: _finish_record(recorder, download, done))
         return download, response
 
 
@@ -181,6 +188,16 @@ def _failure(download, error):
     # server closing without a word, may pass.
     return Fetched(url, exception=describe_exception(error), transient=(
         isinstance(error, NoResponseError) or not isinstance(error, HTTPInputError)))
+
+
+def _finish_record(recorder, download, done):
+    """The fetch is over: its recorder writes the hop left unfinished, if any, with the
+    response cut short if its head was in (`download.status`, from the head callback)."""
+    response = None if done.cancelled() else done.result()
+    if response is None or response.code != 599 or download.status is None:
+        recorder.finish()
+    else:
+        recorder.finish(truncation(response.error, download.too_large))
 
 
 def describe_exception(error):

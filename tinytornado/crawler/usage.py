@@ -27,7 +27,7 @@ class UsageError(ValueError):
 
 # Options that name a file the crawl writes: (argparse dest, the access it needs).
 FILE_OPTIONS = (('output', os.W_OK), ('summary', os.W_OK), ('report', os.W_OK),
-                ('state', os.R_OK | os.W_OK))
+                ('warc', os.W_OK), ('state', os.R_OK | os.W_OK))
 
 _RELATIONS = {'at least': operator.ge, 'more than': operator.gt, 'at most': operator.le}
 
