@@ -409,7 +409,6 @@ class RedisWorkStore(object):
                                                                 self.poll_interval)
             yield self._changed.wait(self.io_loop.time() + wait)
 
-    @gen.coroutine
     def done(self, item, record, new_items=()):
         """Finish `item` with `record` (the JSON text of its statistic) and admit
         `new_items`, atomically; a Future of those admitted, or None if the lease was
@@ -418,8 +417,10 @@ class RedisWorkStore(object):
         Raises:
             ValueError: (at once) `item` is not leased to this store.
         """
-        new_items = list(new_items)
-        token = self._token(item)
+        return self._done(item, self._token(item), record, list(new_items))
+
+    @gen.coroutine
+    def _done(self, item, token, record, new_items):
         reply = yield self._run('done', [item.url, token, record] +
                                 self._admission(new_items))
         self._ended(item, token)
@@ -427,7 +428,6 @@ class RedisWorkStore(object):
             raise gen.Return(None)
         raise gen.Return([new_items[index] for index in reply[1]])
 
-    @gen.coroutine
     def retry(self, item, delay=0.0):
         """Put `item` back with one more try, ready after `delay` seconds; a Future of
         False if the lease was lost (nothing happened), else True.
@@ -435,7 +435,10 @@ class RedisWorkStore(object):
         Raises:
             ValueError: (at once) `item` is not leased to this store.
         """
-        token = self._token(item)
+        return self._retry(item, self._token(item), delay)
+
+    @gen.coroutine
+    def _retry(self, item, token, delay):
         reply = yield self._run('retry', [item.url, token, _milliseconds(delay)])
         self._ended(item, token)
         raise gen.Return(reply[0] == 1)
