@@ -18,6 +18,7 @@ from tinytornado import gen
 from tinytornado.crawler.engine import WorkItem
 from tinytornado.crawler.redisclient import RedisClient
 from tinytornado.crawler.redisstore import RedisWorkStore, crawl_prefix
+from tinytornado.crawler.urls import url_hash
 from tinytornado.iostream import StreamClosedError
 from tinytornado.tcpclient import TCPClient
 from tinytornado.tcpserver import TCPServer
@@ -406,8 +407,7 @@ def test_bytes_per_url_of_the_seen_set(new_store, record_property):
         for start in range(0, len(urls), 2000):
             yield store.admit(items(*urls[start:start + 2000]))
         assert (yield store.status())['seen'] == len(urls)
-        seen_bytes = yield store.client.execute('MEMORY', 'USAGE', store.prefix + 'seen',
-                                                'SAMPLES', 0)
+        seen_bytes = yield seen_set_bytes(store)
         total = (yield used_memory(store)) - before
         costs[hashed] = (seen_bytes / len(urls), total / len(urls))
     average_length = sum(map(len, urls)) / len(urls)
@@ -421,20 +421,43 @@ def test_bytes_per_url_of_the_seen_set(new_store, record_property):
 
 
 @gen.coroutine
+def seen_set_bytes(store):
+    keys = yield store.client.execute('KEYS', store.prefix + 'seen*')
+    sizes = yield store.client.pipeline([('MEMORY', 'USAGE', key, 'SAMPLES', 0)
+                                         for key in keys])
+    raise gen.Return(sum(sizes))
+
+
+@gen.coroutine
 def used_memory(store):
     info = yield store.client.execute('INFO', 'memory')
     fields = dict(line.split(b':', 1) for line in info.splitlines() if b':' in line)
     raise gen.Return(int(fields[b'used_memory']))
 
 
-def test_a_hashed_seen_set_keeps_8_bytes_per_url(new_store):
-    store = new_store(hashed_seen=True)
-    assert (yield store.admit(items('http://a/1', 'http://a/2', 'http://a/1'))) == items(
-        'http://a/1', 'http://a/2')
-    assert (yield store.admit(items('http://a/2', 'http://a/3'))) == items('http://a/3')
-    members = yield store.client.execute('SMEMBERS', store.prefix + 'seen')
-    assert sorted(len(member) for member in members) == [8, 8, 8]
-    assert sorted((yield lease_all(store))) == ['http://a/1', 'http://a/2', 'http://a/3']
+def test_a_hashed_seen_set_keeps_64_bit_integers_in_buckets(new_store):
+    store = new_store(hashed_seen=True, seen_buckets=2)
+    urls = ['http://a/%d' % n for n in range(20)]
+    assert (yield store.admit(items(*urls + urls[:5]))) == items(*urls)
+    assert (yield store.admit(items(*urls[10:] + ['http://b/1']))) == items('http://b/1')
+    buckets = sorted((yield store.client.execute('KEYS', store.prefix + 'seen*')))
+    assert buckets == [(store.prefix + name).encode('ascii') for name in ('seen:0', 'seen:1')]
+    members = []
+    for bucket in buckets:
+        assert (yield store.client.execute('OBJECT', 'ENCODING', bucket)) == b'intset'
+        members += (yield store.client.execute('SMEMBERS', bucket))
+    assert sorted(int(member) for member in members) == sorted(
+        url_hash(url) - (1 << 64) if url_hash(url) >= 1 << 63 else url_hash(url)
+        for url in urls + ['http://b/1'])
+    assert (yield store.status())['seen'] == 21
+    assert sorted((yield lease_all(store))) == sorted(urls + ['http://b/1'])
+
+
+def test_bad_settings_are_refused(new_store):
+    for settings in [dict(seen_buckets=3), dict(seen_buckets=0), dict(lease_seconds=0),
+                     dict(max_per_host=0)]:
+        with pytest.raises(ValueError):
+            new_store(**settings)
 
 
 def _link_graph(rng, pages, hosts):
@@ -502,3 +525,12 @@ def test_workers_that_get_killed_lose_and_duplicate_nothing(new_store):
     status = yield shared.status()
     assert (status['over'], status['seen'], status['finished']) == (True, len(expected),
                                                                     len(expected))
+
+
+def test_max_pages_bounds_the_urls_admitted_crawl_wide(new_store):
+    first, second = new_store(max_pages=3), new_store(max_pages=3)
+    assert (yield first.admit(items('http://a/1', 'http://a/2'))) == items(
+        'http://a/1', 'http://a/2')
+    assert (yield second.admit(items('http://a/1', 'http://a/3', 'http://a/4'))) == items(
+        'http://a/3')
+    assert (yield first.status())['seen'] == 3

@@ -33,11 +33,11 @@ worker's clock, so workers on machines whose clocks differ still agree.
 Keys, all under ``tinycrawl:{CRAWL_ID}:`` (the braces are a Redis Cluster hash tag: every
 key of a crawl is in one slot, which the scripts need since they derive the per-host keys
 from the prefix they are given):
-``seen`` (SET of URLs, or of 8-byte hashes), ``queue:HOST`` (LIST of item texts, oldest
-first), ``ready`` (ZSET host -> the time it may next be asked; a host is in it only while it
-has queued items and a free lease slot, so the lowest score at or before now is a host to
-serve, and since the score of a host just served becomes now + its delay, hosts are served
-least recently served first), ``active`` (HASH host -> leases), ``handed``, ``paused``,
+``seen`` (SET of URLs) or ``seen:BUCKET`` (SETs of 64-bit hashes), ``queue:HOST`` (LIST of item texts, oldest
+first), ``ring`` (ZSET of the hosts that may be asked now, scored by their turn: a host
+served goes to the back, so hosts take turns), ``waiting`` (ZSET of the hosts that have
+queued items and a free lease slot but must wait: paused, or their delay not over,
+scored by the time they may be asked; they join the ring then), ``active`` (HASH host -> leases), ``handed``, ``paused``,
 ``delay`` (HASH host -> milliseconds), ``leases`` (HASH url -> "token item"),
 ``deadlines`` (ZSET url -> when its lease expires), ``delayed`` (ZSET item -> when its
 retry is due), ``finished`` (STREAM of url, record), ``hosts`` (SET), ``counts``, ``meta``,
@@ -62,9 +62,16 @@ the URLs of its lines (as `output.mend_output` does), then pages through
 from the last entry id until the crawl is over; killed and run again, it resumes with
 exactly one line per URL.
 
-The seen set. Exact: the URLs themselves. With `hashed_seen`: the first 8 bytes of each
-URL's SHA-1 (`urls.url_hash`, the in-process `seen.HashedURLSet`'s key), computed by the
-workers rather than in Lua so that the one server does not pay for every worker's hashing.
+The seen set. Exact: one SET of the URLs themselves (about 100 bytes a URL of 50
+characters). With `hashed_seen`: the 64-bit hash of each URL (the first 8 bytes of its
+SHA-1, `urls.url_hash`, the in-process `seen.HashedURLSet`'s key), computed by the workers
+rather than in Lua so that the one server does not pay for every worker's hashing, kept as
+an integer in one of `seen_buckets` sets ``seen:BUCKET`` chosen by its top bits. A set of
+at most 512 integers (Redis's ``set-max-intset-entries``) is an intset: 8 bytes a member,
+where one big set costs some 55 bytes a member in its hash table. So up to about
+``seen_buckets * 400`` URLs cost 8-13 bytes each; past that, buckets turn into hash tables
+one by one, and cost what one set would. Two URLs with the same hash count as one: with
+10**8 URLs, the chance that any pair does is about 3e-4.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -72,7 +79,6 @@ import binascii
 import itertools
 import json
 import os
-import struct
 
 import six
 
@@ -121,13 +127,22 @@ local function count(name, n)
   if n ~= 0 then redis.call('HINCRBY', P .. 'counts', name, n) end
 end
 
--- Keep the invariant of 'ready': a host is there iff it has queued items and a free
--- slot, scored with the time from which it may be asked.
+-- A host joins the back of the ring; one in it already keeps its place.
+local function join_ring(host)
+  if not redis.call('ZSCORE', P .. 'ring', host) then
+    redis.call('ZADD', P .. 'ring', redis.call('INCR', P .. 'turns'), host)
+  end
+end
+
+-- Keep the invariant: a host with queued items and a free slot is in 'ring' if it may
+-- be asked now, else in 'waiting', scored with the time it may be; other hosts in
+-- neither.
 local function schedule(host)
   local active = tonumber(redis.call('HGET', P .. 'active', host) or '0')
   if redis.call('LLEN', P .. 'queue:' .. host) == 0 or
       (MAX_PER_HOST > 0 and active >= MAX_PER_HOST) then
-    redis.call('ZREM', P .. 'ready', host)
+    redis.call('ZREM', P .. 'ring', host)
+    redis.call('ZREM', P .. 'waiting', host)
     return
   end
   local ready = tonumber(redis.call('HGET', P .. 'paused', host) or '0')
@@ -136,7 +151,13 @@ local function schedule(host)
     local delay = redis.call('HGET', P .. 'delay', host)
     ready = math.max(ready, tonumber(handed) + (delay and tonumber(delay) or DELAY))
   end
-  redis.call('ZADD', P .. 'ready', ready, host)
+  if ready <= NOW then
+    redis.call('ZREM', P .. 'waiting', host)
+    join_ring(host)
+  else
+    redis.call('ZREM', P .. 'ring', host)
+    redis.call('ZADD', P .. 'waiting', ready, host)
+  end
 end
 
 local function host_of(text)
@@ -150,21 +171,28 @@ local function requeue(text)
   schedule(host)
 end
 
--- ARGV[first..] are (seen key, item text, host) triples; the 0-based indexes of the
--- items that were new.
+-- ARGV[first..] are (seen set, its member, item text, host) quadruples; the 0-based
+-- indexes of the items that were new.
 local function admit(first)
   redis.call('HSETNX', P .. 'counts', 'started', NOW)
-  local admitted, hosts = {}, {}
-  for i = first, #ARGV, 3 do
-    if MAX_SEEN > 0 and redis.call('SCARD', P .. 'seen') >= MAX_SEEN then break end
-    if redis.call('SADD', P .. 'seen', ARGV[i]) == 1 then
-      redis.call('RPUSH', P .. 'queue:' .. ARGV[i + 2], ARGV[i + 1])
-      hosts[ARGV[i + 2]] = true
-      admitted[#admitted + 1] = (i - first) / 3
+  local admitted, hosts, in_order = {}, {}, {}
+  local seen = tonumber(redis.call('HGET', P .. 'counts', 'seen') or '0')
+  for i = first, #ARGV, 4 do
+    if MAX_SEEN > 0 and seen >= MAX_SEEN then break end
+    if redis.call('SADD', ARGV[i], ARGV[i + 1]) == 1 then
+      seen = seen + 1
+      local host = ARGV[i + 3]
+      redis.call('RPUSH', P .. 'queue:' .. host, ARGV[i + 2])
+      if not hosts[host] then
+        hosts[host] = true
+        in_order[#in_order + 1] = host  -- in order: they join the ring so
+      end
+      admitted[#admitted + 1] = (i - first) / 4
     end
   end
+  count('seen', #admitted)
   count('queued', #admitted)
-  for host in pairs(hosts) do
+  for _, host in ipairs(in_order) do
     redis.call('SADD', P .. 'hosts', host)
     schedule(host)
   end
@@ -198,14 +226,14 @@ local function release()
 end
 """
 
-# ARGV[7..]: triples to admit.
+# ARGV[7..]: quadruples to admit.
 _ADMIT = """
 local reply = replayed()
 if reply then return reply end
 return remember(admit(7))
 """
 
-# ARGV[7]: how many meta fields follow as (name, JSON) pairs; then triples to admit.
+# ARGV[7]: how many meta fields follow as (name, JSON) pairs; then quadruples to admit.
 _START = """
 local reply = replayed()
 if reply then return reply end
@@ -232,9 +260,16 @@ for _, text in ipairs(due) do
   redis.call('ZREM', P .. 'delayed', text)
   requeue(text)
 end
-local hosts = redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', NOW, 'LIMIT', 0, 1)
+-- Hosts whose wait is over join the ring in the order they became ready.
+local ready = redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', NOW, 'LIMIT', 0, 100)
+for _, host in ipairs(ready) do
+  redis.call('ZREM', P .. 'waiting', host)
+  join_ring(host)
+end
+local hosts = redis.call('ZRANGE', P .. 'ring', 0, 0)
 if #hosts == 1 then
   local host = hosts[1]
+  redis.call('ZREM', P .. 'ring', host)  -- served: to the back, or to wait
   local text = redis.call('LPOP', P .. 'queue:' .. host)
   count('queued', -1)
   redis.call('HINCRBY', P .. 'active', host, 1)
@@ -252,7 +287,7 @@ if queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0 and
   return {'over'}
 end
 local next_due = nil
-for _, name in ipairs({'ready', 'delayed', 'deadlines'}) do
+for _, name in ipairs({'waiting', 'delayed', 'deadlines'}) do
   local first = redis.call('ZRANGE', P .. name, 0, 0, 'WITHSCORES')
   if #first == 2 and (next_due == nil or tonumber(first[2]) < next_due) then
     next_due = tonumber(first[2])
@@ -261,7 +296,7 @@ end
 return {'wait', next_due and math.max(0, next_due - NOW) or -1}
 """
 
-# ARGV[7] url, ARGV[8] token, ARGV[9] record; then triples to admit.
+# ARGV[7] url, ARGV[8] token, ARGV[9] record; then quadruples to admit.
 _DONE = """
 local reply = replayed()
 if reply then return reply end
@@ -316,11 +351,11 @@ return total
 """
 
 _STATUS = """
-local counts = redis.call('HMGET', P .. 'counts', 'queued', 'started')
+local counts = redis.call('HMGET', P .. 'counts', 'queued', 'seen', 'started')
 return {tonumber(counts[1] or '0'), redis.call('ZCARD', P .. 'delayed'),
         redis.call('ZCARD', P .. 'deadlines'), redis.call('XLEN', P .. 'finished'),
-        redis.call('SCARD', P .. 'seen'), redis.call('SCARD', P .. 'hosts'),
-        counts[2] or false, NOW}
+        tonumber(counts[2] or '0'), redis.call('SCARD', P .. 'hosts'),
+        counts[3] or false, NOW}
 """
 
 _SCRIPTS = dict(admit=_ADMIT, start=_START, lease=_LEASE, done=_DONE, retry=_RETRY,
@@ -348,28 +383,34 @@ class RedisWorkStore(object):
             reclaimed; longer than the slowest try of a URL.
         max_per_host: leases of one host at once, crawl-wide; None for no limit.
         delay: seconds between two hand-outs to one host, crawl-wide.
-        hashed_seen: keep 8-byte hashes of the URLs seen, not the URLs.
+        hashed_seen: keep 64-bit hashes of the URLs seen, not the URLs, in
+            `seen_buckets` sets (a power of two; see the module docstring).
         max_pages: the most URLs the crawl admits; None for no limit.
         poll_interval: the longest a waiting `lease` sleeps before asking again (another
             worker's `done` may have made work; this store's own calls wake it at once).
         replay_seconds: how long the reply of a call is kept for a repeat of it.
 
-    The settings that make politeness (`max_per_host`, `delay`, `max_pages`) go with
-    every call: workers of one crawl must use the same (a crawl's meta carries them).
+    The settings that shape the crawl (`max_per_host`, `delay`, `max_pages`,
+    `hashed_seen`, `seen_buckets`) go with every call: workers of one crawl must use the
+    same (a crawl's meta carries them).
     """
 
     def __init__(self, client, crawl_id, item_type, lease_seconds=60.0, max_per_host=None,
-                 delay=0.0, hashed_seen=False, max_pages=None, poll_interval=0.1,
-                 replay_seconds=60.0):
+                 delay=0.0, hashed_seen=False, seen_buckets=4096, max_pages=None,
+                 poll_interval=0.1, replay_seconds=60.0):
         if lease_seconds <= 0 or poll_interval <= 0:
             raise ValueError('lease_seconds and poll_interval must be positive')
         if max_per_host is not None and max_per_host < 1:
             raise ValueError('max_per_host must be at least 1, or None')
+        if seen_buckets < 1 or seen_buckets & (seen_buckets - 1):
+            raise ValueError('seen_buckets must be a power of two')
         self.client = client
         self.crawl_id = crawl_id
         self.prefix = crawl_prefix(crawl_id)
         self.item_type = item_type
         self.hashed_seen = hashed_seen
+        self._exact_seen = self.prefix + 'seen'
+        self._bucket_shift = 64 - (seen_buckets.bit_length() - 1)
         self.poll_interval = poll_interval
         self.io_loop = IOLoop.current()
         self._settings = [max_per_host or 0, _milliseconds(delay),
@@ -517,14 +558,23 @@ class RedisWorkStore(object):
     # -- helpers -------------------------------------------------------------------------
 
     def _admission(self, items):
-        """The (seen key, item text, host) arguments that admit `items`."""
+        """The (seen set, member, item text, host) arguments that admit `items`."""
         arguments = []
         for item in items:
-            key = struct.pack('>Q', url_hash(item.url)) if self.hashed_seen else item.url
             text = json.dumps([item.url, item.host, item.depth, item.max_redirect,
                                item.tries], separators=(',', ':'))
-            arguments.extend((key, text, item.host))
+            arguments.extend(self._seen_key(item.url) + (text, item.host))
         return arguments
+
+    def _seen_key(self, url):
+        """(the set, the member) that stand for `url` in the seen set."""
+        if not self.hashed_seen:
+            return self._exact_seen, url
+        fingerprint = url_hash(url)
+        bucket = fingerprint >> self._bucket_shift
+        # Signed, so that Redis keeps it as a 64-bit integer of an intset.
+        member = fingerprint - (1 << 64) if fingerprint >= 1 << 63 else fingerprint
+        return '%sseen:%x' % (self.prefix, bucket), member
 
     def _leased(self, token, text, now):
         url, host, depth, max_redirect, tries = json.loads(six.ensure_text(text))
