@@ -14,6 +14,8 @@ Futures already resolved). Items are WorkItem-like: ``url host depth max_redirec
   report `item` either, since whoever holds it now will.
 - ``retry(item, delay)`` -> Future of True (False if the lease was lost): the item goes
   back to the front of its host's queue with one more try, ready after `delay` seconds.
+- ``lease_time(item)`` -> the time (seconds since the epoch, the store's clock) `item`
+  was leased to this store.
 - ``pause_host(host, seconds)``, ``set_host_delay(host, seconds)`` -> Future of None.
 - ``reclaim()`` -> Future of the number of expired leases put back in their queues.
 - ``status()`` -> Future of a dict: queued, delayed, leased, finished, seen, hosts,
