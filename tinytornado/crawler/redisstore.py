@@ -1,0 +1,637 @@
+"""The crawl's shared work store on Redis: seen set, per-host queues, leases and results
+of one crawl that any number of worker processes, on any machines, take work from.
+
+The interface of a work store (an in-memory or SQLite store implements the same, with
+Futures already resolved). Items are WorkItem-like: ``url host depth max_redirect tries``.
+
+- ``admit(items)`` -> Future of the list of those items that were new: each one whose
+  URL the crawl has not seen joins the seen set and its host's queue, atomically.
+- ``lease()`` -> Future of an item whose host may be asked now, held for `lease_seconds`;
+  or None once the crawl is over (nothing queued, nothing leased, crawl-wide). While
+  work exists but no host is ready, or other workers hold leases, it waits.
+- ``done(item, record, new_items)`` -> Future of the new items admitted, or None if the
+  lease was lost (expired and reclaimed): then nothing happened, and the caller must not
+  report `item` either, since whoever holds it now will.
+- ``retry(item, delay)`` -> Future of True (False if the lease was lost): the item goes
+  back to the front of its host's queue with one more try, ready after `delay` seconds.
+- ``lease_time(item)`` -> the time (seconds since the epoch, the store's clock) `item`
+  was leased to this store.
+- ``pause_host(host, seconds)``, ``set_host_delay(host, seconds)`` -> Future of None.
+- ``reclaim()`` -> Future of the number of expired leases put back in their queues.
+- ``status()`` -> Future of a dict: queued, delayed, leased, finished, seen, hosts,
+  started (seconds since the epoch), over.
+- ``start(meta, roots)`` -> Future of (created, meta); ``set_meta(key, value)``,
+  ``get_meta(key, default)``: the crawl's options, which a joining worker takes.
+- ``finished_records(after, count)`` -> Future of a list of (entry id, url, record), the
+  URLs finished after entry `after`, in the order they finished.
+
+Politeness is the store's, crawl-wide: at most `max_per_host` leases of one host at
+once, `delay` seconds between two hand-outs to one host (`set_host_delay` overrides it per
+host: robots.txt's Crawl-delay), and host pauses (Retry-After, backoff). Every step that
+reads and changes the state is one Lua script, run by EVALSHA, so two workers never see
+the same state half-changed; times are the server's (TIME, in milliseconds), never a
+worker's clock, so workers on machines whose clocks differ still agree.
+
+Keys, all under ``tinycrawl:{CRAWL_ID}:`` (the braces are a Redis Cluster hash tag: every
+key of a crawl is in one slot, which the scripts need since they derive the per-host keys
+from the prefix they are given):
+``seen`` (SET of URLs) or ``seen:BUCKET`` (SETs of 64-bit hashes), ``queue:HOST`` (LIST of item texts, oldest
+first), ``ring`` (ZSET of the hosts that may be asked now, scored by their turn: a host
+served goes to the back, so hosts take turns), ``waiting`` (ZSET of the hosts that have
+queued items and a free lease slot but must wait: paused, or their delay not over,
+scored by the time they may be asked; they join the ring then), ``active`` (HASH host -> leases), ``handed``, ``paused``,
+``delay`` (HASH host -> milliseconds), ``leases`` (HASH url -> "token item"),
+``deadlines`` (ZSET url -> when its lease expires), ``delayed`` (ZSET item -> when its
+retry is due), ``finished`` (STREAM of url, record), ``hosts`` (SET), ``counts``, ``meta``,
+``replies`` and ``reply_times`` (see below).
+
+Leases. Each hand-out gets a new token; `done` and `retry` count only with the token of
+the lease still held, so a worker whose lease expired and was reclaimed (by any `lease`
+call: a dead worker's items come back without anyone watching) cannot finish the URL a
+second time: a URL is finished, and its record added to the ``finished`` stream, exactly
+once. Reclaimed items go back to the front of their host's queue with their tries.
+
+Redis restarts. A command in flight when the connection drops may or may not have been
+applied. Every mutating call carries an operation id, and its script keeps its reply for
+`replay_seconds`: the store sends a call again after a ConnectionError, and a repeat of
+an applied call gets the same reply instead of applying it twice (a `done` whose reply
+was lost is not mistaken for a lost lease). With appendonly on, the crawl survives.
+
+Results. `done` appends ``url`` and ``record`` to the ``finished`` stream, exactly once
+per URL. ``tinycrawl --collect FILE`` drains it: it cuts a torn last line of FILE and reads
+the URLs of its lines (as `output.mend_output` does), then pages through
+`finished_records`, from the start, appending the lines of URLs not in FILE, and goes on
+from the last entry id until the crawl is over; killed and run again, it resumes with
+exactly one line per URL.
+
+The seen set. Exact: one SET of the URLs themselves (about 100 bytes a URL of 50
+characters). With `hashed_seen`: the 64-bit hash of each URL (the first 8 bytes of its
+SHA-1, `urls.url_hash`, the in-process `seen.HashedURLSet`'s key), computed by the workers
+rather than in Lua so that the one server does not pay for every worker's hashing, kept as
+an integer in one of `seen_buckets` sets ``seen:BUCKET`` chosen by its top bits. A set of
+at most 512 integers (Redis's ``set-max-intset-entries``) is an intset: 8 bytes a member,
+where one big set costs some 55 bytes a member in its hash table. So up to about
+``seen_buckets * 400`` URLs cost 8-13 bytes each; past that, buckets turn into hash tables
+one by one, and cost what one set would. Two URLs with the same hash count as one: with
+10**8 URLs, the chance that any pair does is about 3e-4.
+"""
+from __future__ import absolute_import, division, print_function
+
+import binascii
+import itertools
+import json
+import os
+
+import six
+
+from tinytornado import gen
+from tinytornado.ioloop import IOLoop
+from tinytornado.locks import Condition
+
+from .journal import as_journaled
+from .redisclient import ConnectionError
+from .urls import url_hash
+
+__all__ = ['RedisWorkStore', 'crawl_prefix']
+
+# Every script starts so: the crawl's prefix, the store's settings (ARGV[1..6]), the
+# server's time, and the helpers the steps share.
+_PRELUDE = """
+if redis.replicate_commands then redis.replicate_commands() end
+local P = KEYS[1]
+local OP = ARGV[1]
+local MAX_PER_HOST = tonumber(ARGV[2])
+local DELAY = tonumber(ARGV[3])
+local LEASE = tonumber(ARGV[4])
+local MAX_SEEN = tonumber(ARGV[5])
+local REPLAY = tonumber(ARGV[6])
+local time = redis.call('TIME')
+local NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+local function replayed()
+  local reply = redis.call('HGET', P .. 'replies', OP)
+  if reply then return cjson.decode(reply) end
+end
+
+local function remember(reply)
+  redis.call('HSET', P .. 'replies', OP, cjson.encode(reply))
+  redis.call('ZADD', P .. 'reply_times', NOW, OP)
+  local old = redis.call('ZRANGEBYSCORE', P .. 'reply_times', '-inf', NOW - REPLAY,
+                         'LIMIT', 0, 100)
+  if #old > 0 then
+    redis.call('HDEL', P .. 'replies', unpack(old))
+    redis.call('ZREM', P .. 'reply_times', unpack(old))
+  end
+  return reply
+end
+
+local function count(name, n)
+  if n ~= 0 then redis.call('HINCRBY', P .. 'counts', name, n) end
+end
+
+-- A host joins the back of the ring; one in it already keeps its place.
+local function join_ring(host)
+  if not redis.call('ZSCORE', P .. 'ring', host) then
+    redis.call('ZADD', P .. 'ring', redis.call('INCR', P .. 'turns'), host)
+  end
+end
+
+-- Keep the invariant: a host with queued items and a free slot is in 'ring' if it may
+-- be asked now, else in 'waiting', scored with the time it may be; other hosts in
+-- neither.
+local function schedule(host)
+  local active = tonumber(redis.call('HGET', P .. 'active', host) or '0')
+  if redis.call('LLEN', P .. 'queue:' .. host) == 0 or
+      (MAX_PER_HOST > 0 and active >= MAX_PER_HOST) then
+    redis.call('ZREM', P .. 'ring', host)
+    redis.call('ZREM', P .. 'waiting', host)
+    return
+  end
+  local ready = tonumber(redis.call('HGET', P .. 'paused', host) or '0')
+  local handed = redis.call('HGET', P .. 'handed', host)
+  if handed then
+    local delay = redis.call('HGET', P .. 'delay', host)
+    ready = math.max(ready, tonumber(handed) + (delay and tonumber(delay) or DELAY))
+  end
+  if ready <= NOW then
+    redis.call('ZREM', P .. 'waiting', host)
+    join_ring(host)
+  else
+    redis.call('ZREM', P .. 'ring', host)
+    redis.call('ZADD', P .. 'waiting', ready, host)
+  end
+end
+
+local function host_of(text)
+  return cjson.decode(text)[2]
+end
+
+local function requeue(text)
+  local host = host_of(text)
+  redis.call('LPUSH', P .. 'queue:' .. host, text)
+  count('queued', 1)
+  schedule(host)
+end
+
+-- ARGV[first..] are (seen set, its member, item text, host) quadruples; the 0-based
+-- indexes of the items that were new.
+local function admit(first)
+  redis.call('HSETNX', P .. 'counts', 'started', NOW)
+  local admitted, hosts, in_order = {}, {}, {}
+  local seen = tonumber(redis.call('HGET', P .. 'counts', 'seen') or '0')
+  for i = first, #ARGV, 4 do
+    if MAX_SEEN > 0 and seen >= MAX_SEEN then break end
+    if redis.call('SADD', ARGV[i], ARGV[i + 1]) == 1 then
+      seen = seen + 1
+      local host = ARGV[i + 3]
+      redis.call('RPUSH', P .. 'queue:' .. host, ARGV[i + 2])
+      if not hosts[host] then
+        hosts[host] = true
+        in_order[#in_order + 1] = host  -- in order: they join the ring so
+      end
+      admitted[#admitted + 1] = (i - first) / 4
+    end
+  end
+  count('seen', #admitted)
+  count('queued', #admitted)
+  for _, host in ipairs(in_order) do
+    redis.call('SADD', P .. 'hosts', host)
+    schedule(host)
+  end
+  return admitted
+end
+
+local function reclaim(limit)
+  local urls = redis.call('ZRANGEBYSCORE', P .. 'deadlines', '-inf', NOW, 'LIMIT', 0, limit)
+  for _, url in ipairs(urls) do
+    local lease = redis.call('HGET', P .. 'leases', url)
+    redis.call('HDEL', P .. 'leases', url)
+    redis.call('ZREM', P .. 'deadlines', url)
+    local text = string.match(lease, '^%d+ (.*)$')
+    redis.call('HINCRBY', P .. 'active', host_of(text), -1)
+    requeue(text)
+  end
+  return #urls
+end
+
+-- End the lease of ARGV[7] if ARGV[8] is its token: its item's text, else nil.
+local function release()
+  local url = ARGV[7]
+  local lease = redis.call('HGET', P .. 'leases', url)
+  if not lease then return nil end
+  local token, text = string.match(lease, '^(%d+) (.*)$')
+  if token ~= ARGV[8] then return nil end
+  redis.call('HDEL', P .. 'leases', url)
+  redis.call('ZREM', P .. 'deadlines', url)
+  redis.call('HINCRBY', P .. 'active', host_of(text), -1)
+  return text
+end
+"""
+
+# ARGV[7..]: quadruples to admit.
+_ADMIT = """
+local reply = replayed()
+if reply then return reply end
+return remember(admit(7))
+"""
+
+# ARGV[7]: how many meta fields follow as (name, JSON) pairs; then quadruples to admit.
+_START = """
+local reply = replayed()
+if reply then return reply end
+local meta = P .. 'meta'
+if redis.call('HSETNX', P .. 'counts', 'created', NOW) == 0 then
+  return remember({0, redis.call('HGETALL', meta)})
+end
+local pairs_end = 7 + 2 * tonumber(ARGV[7])
+for i = 8, pairs_end, 2 do
+  redis.call('HSET', meta, ARGV[i], ARGV[i + 1])
+end
+admit(pairs_end + 1)
+return remember({1, redis.call('HGETALL', meta)})
+"""
+
+# A reply {'item', token, text, now}, {'over'}, or {'wait', ms until something is due,
+# or -1}.
+_LEASE = """
+local reply = replayed()
+if reply then return reply end
+reclaim(100)
+local due = redis.call('ZRANGEBYSCORE', P .. 'delayed', '-inf', NOW, 'LIMIT', 0, 100)
+for _, text in ipairs(due) do
+  redis.call('ZREM', P .. 'delayed', text)
+  requeue(text)
+end
+-- Hosts whose wait is over join the ring in the order they became ready.
+local ready = redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', NOW, 'LIMIT', 0, 100)
+for _, host in ipairs(ready) do
+  redis.call('ZREM', P .. 'waiting', host)
+  join_ring(host)
+end
+local hosts = redis.call('ZRANGE', P .. 'ring', 0, 0)
+if #hosts == 1 then
+  local host = hosts[1]
+  redis.call('ZREM', P .. 'ring', host)  -- served: to the back, or to wait
+  local text = redis.call('LPOP', P .. 'queue:' .. host)
+  count('queued', -1)
+  redis.call('HINCRBY', P .. 'active', host, 1)
+  redis.call('HSET', P .. 'handed', host, NOW)
+  local token = redis.call('INCR', P .. 'tokens')
+  local url = cjson.decode(text)[1]
+  redis.call('HSET', P .. 'leases', url, token .. ' ' .. text)
+  redis.call('ZADD', P .. 'deadlines', NOW + LEASE, url)
+  schedule(host)
+  return remember({'item', token, text, NOW})
+end
+local queued = tonumber(redis.call('HGET', P .. 'counts', 'queued') or '0')
+if queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0 and
+    redis.call('ZCARD', P .. 'deadlines') == 0 then
+  return {'over'}
+end
+local next_due = nil
+for _, name in ipairs({'waiting', 'delayed', 'deadlines'}) do
+  local first = redis.call('ZRANGE', P .. name, 0, 0, 'WITHSCORES')
+  if #first == 2 and (next_due == nil or tonumber(first[2]) < next_due) then
+    next_due = tonumber(first[2])
+  end
+end
+return {'wait', next_due and math.max(0, next_due - NOW) or -1}
+"""
+
+# ARGV[7] url, ARGV[8] token, ARGV[9] record; then quadruples to admit.
+_DONE = """
+local reply = replayed()
+if reply then return reply end
+local text = release()
+if not text then return remember({'lost'}) end
+redis.call('XADD', P .. 'finished', '*', 'url', ARGV[7], 'record', ARGV[9])
+count('finished', 1)
+schedule(host_of(text))
+return remember({'done', admit(10)})
+"""
+
+# ARGV[7] url, ARGV[8] token, ARGV[9] delay in ms.
+_RETRY = """
+local reply = replayed()
+if reply then return reply end
+local text = release()
+if not text then return remember({0}) end
+local item = cjson.decode(text)
+item[5] = item[5] + 1
+text = cjson.encode(item)
+local delay = tonumber(ARGV[9])
+if delay > 0 then
+  redis.call('ZADD', P .. 'delayed', NOW + delay, text)
+  schedule(item[2])
+else
+  requeue(text)
+end
+return remember({1})
+"""
+
+# ARGV[7] host, ARGV[8] milliseconds: a pause only grows.
+_PAUSE = """
+local host = ARGV[7]
+local paused = tonumber(redis.call('HGET', P .. 'paused', host) or '0')
+redis.call('HSET', P .. 'paused', host, math.max(paused, NOW + tonumber(ARGV[8])))
+schedule(host)
+"""
+
+# ARGV[7] host, ARGV[8] milliseconds between two hand-outs to it.
+_SET_DELAY = """
+redis.call('HSET', P .. 'delay', ARGV[7], ARGV[8])
+schedule(ARGV[7])
+"""
+
+_RECLAIM = """
+local total, n = 0, 100
+while n == 100 do
+  n = reclaim(100)
+  total = total + n
+end
+return total
+"""
+
+_STATUS = """
+local counts = redis.call('HMGET', P .. 'counts', 'queued', 'seen', 'started')
+return {tonumber(counts[1] or '0'), redis.call('ZCARD', P .. 'delayed'),
+        redis.call('ZCARD', P .. 'deadlines'), redis.call('XLEN', P .. 'finished'),
+        tonumber(counts[2] or '0'), redis.call('SCARD', P .. 'hosts'),
+        counts[3] or false, NOW}
+"""
+
+_SCRIPTS = dict(admit=_ADMIT, start=_START, lease=_LEASE, done=_DONE, retry=_RETRY,
+                pause=_PAUSE, set_delay=_SET_DELAY, reclaim=_RECLAIM, status=_STATUS)
+
+_ATTEMPTS = 3  # sends of a call; a Redis restart costs one
+
+
+def crawl_prefix(crawl_id):
+    """The prefix of every key of crawl `crawl_id`, with its Redis Cluster hash tag."""
+    if not crawl_id or '{' in crawl_id or '}' in crawl_id:
+        raise ValueError('a crawl id must be non-empty and without braces: %r' % (crawl_id,))
+    return 'tinycrawl:{%s}:' % crawl_id
+
+
+class RedisWorkStore(object):
+    """The work of crawl `crawl_id` in the Redis of `client`; see the module docstring.
+
+    Args:
+        client: a `redisclient.RedisClient`; one store per worker process (or more: each
+            store is a worker of its own as far as leases go).
+        item_type: builds the items `lease` returns from (url, host, depth, max_redirect,
+            tries): the crawler's WorkItem.
+        lease_seconds: how long a leased item stays with its worker before it may be
+            reclaimed; longer than the slowest try of a URL.
+        max_per_host: leases of one host at once, crawl-wide; None for no limit.
+        delay: seconds between two hand-outs to one host, crawl-wide.
+        hashed_seen: keep 64-bit hashes of the URLs seen, not the URLs, in
+            `seen_buckets` sets (a power of two; see the module docstring).
+        max_pages: the most URLs the crawl admits; None for no limit.
+        poll_interval: the longest a waiting `lease` sleeps before asking again (another
+            worker's `done` may have made work; this store's own calls wake it at once).
+        replay_seconds: how long the reply of a call is kept for a repeat of it.
+
+    The settings that shape the crawl (`max_per_host`, `delay`, `max_pages`,
+    `hashed_seen`, `seen_buckets`) go with every call: workers of one crawl must use the
+    same (a crawl's meta carries them).
+    """
+
+    def __init__(self, client, crawl_id, item_type, lease_seconds=60.0, max_per_host=None,
+                 delay=0.0, hashed_seen=False, seen_buckets=4096, max_pages=None,
+                 poll_interval=0.1, replay_seconds=60.0):
+        if lease_seconds <= 0 or poll_interval <= 0:
+            raise ValueError('lease_seconds and poll_interval must be positive')
+        if max_per_host is not None and max_per_host < 1:
+            raise ValueError('max_per_host must be at least 1, or None')
+        if seen_buckets < 1 or seen_buckets & (seen_buckets - 1):
+            raise ValueError('seen_buckets must be a power of two')
+        self.client = client
+        self.crawl_id = crawl_id
+        self.prefix = crawl_prefix(crawl_id)
+        self.item_type = item_type
+        self.hashed_seen = hashed_seen
+        self._exact_seen = self.prefix + 'seen'
+        self._bucket_shift = 64 - (seen_buckets.bit_length() - 1)
+        self.poll_interval = poll_interval
+        self.io_loop = IOLoop.current()
+        self._settings = [max_per_host or 0, _milliseconds(delay),
+                          _milliseconds(lease_seconds), max_pages or 0,
+                          _milliseconds(replay_seconds)]
+        self._scripts = dict((name, client.register_script(_PRELUDE + body))
+                             for name, body in _SCRIPTS.items())
+        self._operation_ids = _operation_ids()
+        self._leases = {}  # url -> (token, server time of the hand-out) of our leases
+        self._changed = Condition()  # our own calls that may make work wake our leases
+
+    def __repr__(self):
+        return '<RedisWorkStore %s on %s>' % (self.crawl_id, self.client.url)
+
+    # -- the work ------------------------------------------------------------------------
+
+    @gen.coroutine
+    def admit(self, items):
+        """Queue the items whose URLs are new to the crawl; a Future of those items."""
+        items = list(items)
+        indexes = yield self._run('admit', self._admission(items))
+        self._changed.notify_all()
+        raise gen.Return([items[index] for index in indexes])
+
+    @gen.coroutine
+    def lease(self):
+        """The next item some host may be asked for, leased to this store; None once
+        the crawl is over."""
+        while True:
+            reply = yield self._run('lease')
+            kind = reply[0]
+            if kind == b'item':
+                raise gen.Return(self._leased(reply[1], reply[2], reply[3]))
+            if kind == b'over':
+                raise gen.Return(None)
+            wait = self.poll_interval if reply[1] < 0 else min(reply[1] / 1000.0,
+                                                                self.poll_interval)
+            yield self._changed.wait(self.io_loop.time() + wait)
+
+    def done(self, item, record, new_items=()):
+        """Finish `item` with `record` (the JSON text of its statistic) and admit
+        `new_items`, atomically; a Future of those admitted, or None if the lease was
+        lost (see the module docstring).
+
+        Raises:
+            ValueError: (at once) `item` is not leased to this store.
+        """
+        return self._done(item, self._token(item), record, list(new_items))
+
+    @gen.coroutine
+    def _done(self, item, token, record, new_items):
+        reply = yield self._run('done', [item.url, token, record] +
+                                self._admission(new_items))
+        self._ended(item, token)
+        if reply[0] == b'lost':
+            raise gen.Return(None)
+        raise gen.Return([new_items[index] for index in reply[1]])
+
+    def retry(self, item, delay=0.0):
+        """Put `item` back with one more try, ready after `delay` seconds; a Future of
+        False if the lease was lost (nothing happened), else True.
+
+        Raises:
+            ValueError: (at once) `item` is not leased to this store.
+        """
+        return self._retry(item, self._token(item), delay)
+
+    @gen.coroutine
+    def _retry(self, item, token, delay):
+        reply = yield self._run('retry', [item.url, token, _milliseconds(delay)])
+        self._ended(item, token)
+        raise gen.Return(reply[0] == 1)
+
+    def lease_time(self, item):
+        """The server's time (seconds since the epoch) `item` was leased to this store."""
+        return self._leases[item.url][1]
+
+    @gen.coroutine
+    def reclaim(self):
+        """Put every expired lease's item back in its queue; a Future of how many."""
+        reclaimed = yield self._run('reclaim')
+        self._changed.notify_all()
+        raise gen.Return(reclaimed)
+
+    # -- hosts ---------------------------------------------------------------------------
+
+    @gen.coroutine
+    def pause_host(self, host, seconds):
+        """Hand out nothing of `host` during the next `seconds` (a pause only grows)."""
+        yield self._run('pause', [host, _milliseconds(seconds)])
+
+    @gen.coroutine
+    def set_host_delay(self, host, seconds):
+        """Seconds between two hand-outs to `host` from now on, for the whole crawl."""
+        yield self._run('set_delay', [host, _milliseconds(seconds)])
+        self._changed.notify_all()
+
+    # -- the crawl -----------------------------------------------------------------------
+
+    @gen.coroutine
+    def start(self, meta, roots):
+        """Start the crawl with `meta` (a dict of JSON values) and admit `roots`, unless
+        it has started already: then join it. A Future of (created, the crawl's meta)."""
+        roots = list(roots)
+        fields = [value for name, text in sorted(meta.items())
+                  for value in (name, _meta_text(text))]
+        created, stored = yield self._run('start', [len(meta)] + fields +
+                                          self._admission(roots))
+        self._changed.notify_all()
+        names, texts = stored[::2], stored[1::2]
+        raise gen.Return((created == 1, dict(
+            (six.ensure_str(name), _meta_value(text)) for name, text in zip(names, texts))))
+
+    @gen.coroutine
+    def set_meta(self, key, value):
+        """Store `value` (JSON) under `key` in the crawl's meta."""
+        yield self._command('HSET', self.prefix + 'meta', key, _meta_text(value))
+
+    @gen.coroutine
+    def get_meta(self, key, default=None):
+        """The value stored under `key` in the crawl's meta, or `default`."""
+        text = yield self._command('HGET', self.prefix + 'meta', key)
+        raise gen.Return(default if text is None else _meta_value(text))
+
+    @gen.coroutine
+    def status(self):
+        """A Future of the crawl's counts, its start and the server's time (seconds)."""
+        values = yield self._run('status')
+        queued, delayed, leased, finished, seen, hosts, started, now = values
+        raise gen.Return(dict(
+            queued=queued, delayed=delayed, leased=leased, finished=finished, seen=seen,
+            hosts=hosts, started=None if started is None else int(started) / 1000.0,
+            now=now / 1000.0, over=not (queued or delayed or leased)))
+
+    @gen.coroutine
+    def finished_records(self, after='0', count=1000):
+        """Up to `count` finished URLs after stream entry `after` ('0': from the start):
+        a Future of a list of (entry id, url, record), native strings, oldest first."""
+        reply = yield self._command('XREAD', 'COUNT', count, 'STREAMS',
+                                    self.prefix + 'finished', after)
+        entries = reply[0][1] if reply else []
+        raise gen.Return([(six.ensure_str(entry_id), six.ensure_str(fields[1]),
+                           six.ensure_str(fields[3])) for entry_id, fields in entries])
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _admission(self, items):
+        """The (seen set, member, item text, host) arguments that admit `items`."""
+        arguments = []
+        for item in items:
+            text = json.dumps([item.url, item.host, item.depth, item.max_redirect,
+                               item.tries], separators=(',', ':'))
+            arguments.extend(self._seen_key(item.url) + (text, item.host))
+        return arguments
+
+    def _seen_key(self, url):
+        """(the set, the member) that stand for `url` in the seen set."""
+        if not self.hashed_seen:
+            return self._exact_seen, url
+        fingerprint = url_hash(url)
+        bucket = fingerprint >> self._bucket_shift
+        # Signed, so that Redis keeps it as a 64-bit integer of an intset.
+        member = fingerprint - (1 << 64) if fingerprint >= 1 << 63 else fingerprint
+        return '%sseen:%x' % (self.prefix, bucket), member
+
+    def _leased(self, token, text, now):
+        url, host, depth, max_redirect, tries = json.loads(six.ensure_text(text))
+        url = six.ensure_str(url)
+        self._leases[url] = (token, now / 1000.0)
+        return self.item_type(url, six.ensure_str(host), depth, max_redirect, tries)
+
+    def _token(self, item):
+        lease = self._leases.get(item.url)
+        if lease is None:
+            raise ValueError('%s is not leased to this store' % (item.url,))
+        return lease[0]
+
+    def _ended(self, item, token):
+        # The same URL may have been leased to this store again meanwhile: keep that one.
+        if self._leases.get(item.url, (None,))[0] == token:
+            del self._leases[item.url]
+        self._changed.notify_all()
+
+    @gen.coroutine
+    def _run(self, name, arguments=()):
+        """Run script `name`; sent again after a ConnectionError, with the same
+        operation id, so that a call applied once is not applied twice."""
+        arguments = [next(self._operation_ids)] + self._settings + list(arguments)
+        reply = yield self._retrying(self._scripts[name], keys=[self.prefix], args=arguments)
+        raise gen.Return(reply)
+
+    def _command(self, *arguments):
+        return self._retrying(self.client.execute, *arguments)
+
+    @gen.coroutine
+    def _retrying(self, fn, *args, **kwargs):
+        for attempt in range(_ATTEMPTS):
+            try:
+                reply = yield fn(*args, **kwargs)
+            except ConnectionError:
+                if attempt + 1 == _ATTEMPTS:
+                    raise
+            else:
+                raise gen.Return(reply)
+
+
+def _milliseconds(seconds):
+    return int(round(seconds * 1000))
+
+
+def _operation_ids():
+    """Ids unique across the stores of every process: a random prefix, then a count."""
+    prefix = binascii.hexlify(os.urandom(8)).decode('ascii')
+    return ('%s-%d' % (prefix, n) for n in itertools.count())
+
+
+def _meta_text(value):
+    return json.dumps(as_journaled(value), sort_keys=True)
+
+
+def _meta_value(text):
+    return as_journaled(json.loads(six.ensure_text(text)))
