@@ -12,7 +12,7 @@ import socket
 import pytest
 
 from tinytornado import gen
-from tinytornado.crawler import engine
+from tinytornado.crawler import extractors
 from tinytornado.crawler.demosite import Site
 from tinytornado.crawler.engine import Crawler
 
@@ -247,14 +247,14 @@ def test_non_http(serve):
 # -- the chapter's defects, fixed -----------------------------------------------------------
 
 def test_an_exception_while_parsing_is_recorded_and_the_crawl_goes_on(serve, monkeypatch):
-    extract_links = engine.extract_links
+    extract_links = extractors.extract_links
 
     def failing_on_bad(text, url, frames=False):
         if url.endswith('/bad'):
             raise ValueError('cannot parse this one')
         return extract_links(text, url, frames)
 
-    monkeypatch.setattr(engine, 'extract_links', failing_on_bad)
+    monkeypatch.setattr(extractors, 'extract_links', failing_on_bad)
     server, origin = serve(Pages({'/': links('/bad', '/good'), '/bad': links('/lost'),
                                   '/good': ''}))
     statistics = yield crawl([origin + '/'], max_tasks=1)

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tinytornado import gen
-from tinytornado.crawler import engine, sitemaps
+from tinytornado.crawler import extractors, sitemaps
 from tinytornado.crawler.__main__ import main
 from tinytornado.crawler.engine import Crawler
 from tinytornado.crawler.robots import RobotsRules
@@ -334,7 +334,7 @@ def test_index_nesting_and_the_number_of_sitemaps_are_bounded(serve, monkeypatch
     assert found == {'/', '/robots.txt', '/sitemap.xml', '/u0.xml', '/p0', '/i1.xml',
                      '/u1.xml', '/p1', '/i2.xml', '/u2.xml', '/p2', '/i3.xml'}
     assert by_url(statistics)[origin + '/i3.xml'].num_urls == 3
-    monkeypatch.setattr(engine, 'MAX_SITEMAPS', 2)  # besides robots.txt and /sitemap.xml
+    monkeypatch.setattr(extractors, 'MAX_SITEMAPS', 2)  # besides robots.txt and /sitemap.xml
     statistics = yield crawl([origin + '/'], sitemaps=True)
     assert paths(statistics, origin) == {'/', '/robots.txt', '/sitemap.xml', '/u0.xml',
                                          '/p0', '/i1.xml'}
@@ -367,8 +367,8 @@ def test_sitemap_fetches_keep_the_hosts_rules(serve):
 def test_a_resumed_crawl_still_reads_its_sitemaps(serve, tmpdir):
     server, origin = serve(Pages({'/': links(), '/sitemap.xml': xml(urlset('/p')), '/p': ''}))
     state = str(tmpdir.join('state.sqlite'))
-    crawler = Crawler([origin + '/'], sitemaps=True, state=state, max_tasks=1)
-    crawler.on_statistic = lambda statistic: crawler.stop()  # after the root
+    crawler = Crawler([origin + '/'], sitemaps=True, state=state, max_tasks=1,
+                      on_statistic=lambda statistic: crawler.stop())  # after the root
     first = yield crawler.crawl()
     assert paths(first, origin) == {'/'}
     with pytest.raises(ValueError) as raised:

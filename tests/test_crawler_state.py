@@ -94,8 +94,9 @@ def state(tmpdir):
 def test_a_stopped_crawl_resumes_from_its_journal(serve, state):
     site = Site(seed=4, pages=40)
     server, origin = serve(site)
-    first = Crawler([origin + '/'], state=state, max_tasks=4, **UNTHROTTLED)
-    first.on_statistic = lambda statistic: first.statistics.urls == 20 and first.stop()
+    first = Crawler([origin + '/'], state=state, max_tasks=4,
+                    on_statistic=lambda statistic: first.statistics.urls == 20 and first.stop(),
+                    **UNTHROTTLED)
     done_first = yield first.crawl()
     assert done_first.interrupted and done_first.urls >= 20
     requested_first = list(server.requests)
@@ -156,9 +157,10 @@ def test_a_resume_takes_the_journaled_options_back(serve, state):
     stop_after(first, 'finish', 1)
     yield first.crawl()
     resumed = Crawler([], state=state, resume=True, max_tasks=2, request_timeout=5.0)
-    assert (resumed.max_depth, resumed.include, resumed.obey_robots) == (3, ['/[0-9]*$'],
+    options = resumed.options
+    assert (options.max_depth, options.include, options.obey_robots) == (3, ['/[0-9]*$'],
                                                                          False)
-    assert (resumed.max_tasks, resumed.request_timeout) == (2, 5.0)  # free to change
+    assert (options.max_tasks, options.request_timeout) == (2, 5.0)  # free to change
     statistics = yield resumed.crawl()
     assert sorted(by_url(statistics)) == [origin + path for path in ('/', '/1', '/2', '/3')]
     assert '/robots.txt' not in server.requests

@@ -188,7 +188,7 @@ def test_a_fixed_delay_is_not_adapted(virtual_clock):
 
 def test_the_crawler_is_polite_by_default():
     crawler = Crawler(['http://example.com/'])
-    assert (crawler.max_per_host, crawler.delay) == (2, None)
+    assert (crawler.options.max_per_host, crawler.options.delay) == (2, None)
     throttle = crawler.frontier.throttle
     assert (throttle.target_concurrency, throttle.start_delay, throttle.min_delay,
             throttle.max_delay) == (1.0, 1.0, 0.0, 10.0)

@@ -6,11 +6,16 @@ Pure building blocks (no I/O, no event loop) live in their own modules: ``urls``
 (reading sitemaps) and ``demosite`` (a seeded generated website for the demo mode, the
 tests and the benchmarks).
 
-The crawl itself: ``engine`` (`Crawler`) on ``frontier`` (per-host queues served in turn),
-``fetch`` (one request), ``politeness`` (robots.txt, failing hosts), ``seen``, ``journal``
-(resuming), ``output`` (a JSON line per URL, mended from the journal on resume), ``stats``
-(`FetchStatistic`, the report); ``demo`` serves the demo site and ``__main__`` is the
-command line.
+The crawl itself: ``engine`` (`Crawler`) is a coordinator over parts, each behind its own
+interface: ``crawloptions`` (every option declared once, and what argparse, `Crawler`, the
+journal, usage's checks and docs/crawler-options.md are made from), ``frontier`` (per-host
+queues served in turn) with ``seen`` and ``journal`` (resuming), ``hostpolicy`` (delay,
+per-host cap, pauses, Retry-After, robots.txt and AutoThrottle, from ``politeness``),
+``fetch`` (one request), ``extractors`` (what a response leads to: redirect targets,
+sitemap entries, HTML links), ``outputs`` (the ordered list told of each finished URL:
+JSON lines through ``output``, the totals of ``stats``, observers, the WARC archive);
+``redisstore`` is the work store shared by many processes. ``demo`` serves the demo site
+and ``__main__`` is the command line.
 """
 from __future__ import absolute_import, division, print_function
 

@@ -31,10 +31,12 @@ from tinytornado.ioloop import IOLoop
 
 from .demo import start_demo_server
 from .demosite import Site
-from .engine import DEFAULT_OPTIONS, Crawler
+from .crawloptions import OPTIONS, add_arguments
+from .engine import Crawler
 from .journal import Journal, contradictions
 from .linkcheck import LinkChecker, broken_link_lines
 from .output import open_output
+from .outputs import CallbackOutput, JsonLinesOutput
 from .progress import ProgressLine
 from .report import CrawlReport
 from .stats import failure_cause, url_report_line
@@ -70,27 +72,7 @@ def build_parser():
     add = _adder(parser)
     add('roots', nargs='*', metavar='URL',
         help='root URLs (several allowed); with none, the demo site is crawled')
-    add('--demo', action='store_true',
-        help='serve a generated site on 127.0.0.1 and crawl it (no network needed); '
-             'the default when no URL is given')
-    add('--demo-pages', type=int, default=200, metavar='N', help='pages of the demo site')
-    add('--demo-seed', type=int, default=0, metavar='N', help='seed of the demo site')
-    add('--demo-port', type=int, default=0, metavar='PORT', help='port (default: any)')
-    _add_crawl_options(parser)
-    add('--output', metavar='FILE', help='write one JSON line per URL as it finishes')
-    add('--summary', metavar='FILE', help='write a JSON summary at the end')
-    add('--report', metavar='FILE.html', help='write an HTML report at the end: statuses, '
-        'charts, largest pages, broken links and their referrers, redirect chains')
-    add('--link-check', action='store_true', help='list the broken in-scope links and '
-        'the pages linking to them at the end; exit %d if there is one' % EXIT_BROKEN_LINKS)
-    add('--warc', metavar='FILE', help='archive every request and response, as on the wire, '
-        'in a WARC/1.1 file, gzip per record (name it .warc.gz)')
-    add('--state', metavar='FILE', help='keep a journal (SQLite) to resume from')
-    add('--resume', action='store_true',
-        help='go on with the crawl journaled in --state, with its URLs and options')
-    add('-v', '--verbose', action='store_true', help='print a line per URL as it finishes')
-    add('-q', '--quiet', action='store_true', help='only errors in the log')
-    add('--no-progress', action='store_true', help='no progress line on stderr')
+    add_arguments(add)
     return parser
 
 
@@ -105,67 +87,11 @@ def _adder(parser):
     return add
 
 
-def _add_crawl_options(parser):
-    add = _adder(parser)
-    defaults = DEFAULT_OPTIONS
-    add('--max-tasks', type=int, default=defaults['max_tasks'], metavar='N',
-        help='requests in flight at once (default %(default)s)')
-    add('--max-redirect', type=int, default=defaults['max_redirect'], metavar='N',
-        help='redirects followed from one link (default %(default)s)')
-    add('--max-tries', type=int, default=defaults['max_tries'], metavar='N',
-        help='tries of a URL that fails in a way that may pass (default %(default)s)')
-    add('--lenient', dest='strict', action='store_false', default=defaults['strict'],
-        help="also crawl the roots' registered domains and their subdomains")
-    add('--strict', dest='strict', action='store_true',
-        help="only crawl the roots' exact hosts (the default)")
-    add('--include', action='append', metavar='REGEX', help='only crawl URLs matching one')
-    add('--exclude', action='append', metavar='REGEX', help="don't crawl URLs matching one")
-    add('--max-pages', type=int, metavar='N', help='take in at most N URLs')
-    add('--max-depth', type=int, metavar='N', help='follow at most N links from a root')
-    add('--max-per-host', type=int, default=defaults['max_per_host'], metavar='N',
-        help='requests in flight to one host')
-    add('--delay', type=float, default=defaults['delay'], metavar='SECONDS',
-        help='fixed seconds between two requests to one host (default: adapted to the '
-             "host's latency, AutoThrottle's rule; robots.txt's Crawl-delay wins)")
-    add('--target-concurrency', type=float, default=defaults['target_concurrency'],
-        metavar='N', help='the adapted delay aims at N requests in flight per host, '
-                          'one every latency/N seconds')
-    add('--start-delay', type=float, default=defaults['start_delay'], metavar='SECONDS',
-        help="the adapted delay of a host before its first answer")
-    add('--min-delay', type=float, default=defaults['min_delay'], metavar='SECONDS',
-        help='the shortest adapted delay')
-    add('--max-delay', type=float, default=defaults['max_delay'], metavar='SECONDS',
-        help='the longest adapted delay')
-    add('--no-robots', dest='obey_robots', action='store_false', help='ignore robots.txt')
-    add('--user-agent', default=defaults['user_agent'], metavar='TEXT',
-        help='the User-Agent header, and the name looked up in robots.txt')
-    add('--max-crawl-delay', type=float, default=defaults['max_crawl_delay'],
-        metavar='SECONDS', help='cap on robots.txt Crawl-delay (default %(default)s)')
-    add('--connect-timeout', type=float, default=defaults['connect_timeout'],
-        metavar='SECONDS', help='to open a connection')
-    add('--request-timeout', type=float, default=defaults['request_timeout'],
-        metavar='SECONDS', help='for a whole request')
-    add('--max-body-size', type=int, default=defaults['max_body_size'], metavar='BYTES',
-        help='a longer body fails its URL')
-    add('--skip-non-html', dest='download_non_html', action='store_false',
-        help="don't download bodies that are not HTML past their headers")
-    add('--frames', action='store_true', help='follow <frame> and <iframe> too')
-    add('--sitemaps', action='store_true',
-        help="also crawl the pages listed in the roots' sitemaps (robots.txt, /sitemap.xml)")
-    add('--hashed-seen', action='store_true',
-        help='keep the seen set as 64-bit URL hashes (less memory)')
-
-
 def _crawler_options(args):
-    names = ('max_tasks', 'max_redirect', 'max_tries', 'strict', 'include', 'exclude',
-             'max_pages', 'max_depth', 'max_per_host', 'delay', 'obey_robots', 'user_agent',
-             'max_crawl_delay', 'connect_timeout', 'request_timeout', 'max_body_size',
-             'download_non_html', 'frames', 'hashed_seen',
-             'target_concurrency', 'start_delay', 'min_delay', 'max_delay',
-             'state', 'resume', 'sitemaps')
-    options = dict((name, getattr(args, name)) for name in names)
+    options = dict((option.name, getattr(args, option.name)) for option in OPTIONS
+                   if option.api and option.cli is not None)
+    del options['output']  # a path here: opened once the Crawler has accepted its journal
     options['keep_statistics'] = False  # streamed to --output; the report needs only totals
-    options['warc'] = args.warc
     return options
 
 
@@ -198,13 +124,14 @@ def main(argv=None):
         links = LinkChecker(max_redirect=args.max_redirect)
         report = CrawlReport(links) if args.report else None
     try:
-        crawler = Crawler(args.roots or roots,
-                          on_statistic=_fan_out(_printer(args), links, report),
+        crawler = Crawler(args.roots or roots, outputs=_observers(args, links, report),
                           on_links=links.add_links if links is not None else None,
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
-        output = crawler.output = _open_output(args)
+        output = _open_output(args)
+        if output is not None:
+            crawler.outputs.insert(0, JsonLinesOutput(output))  # the first after the journal
         _journal_demo(crawler, args)
     except (ValueError, sqlite3.Error) as e:
         if server is not None:
@@ -354,23 +281,12 @@ def _open_output(args):
         raise UsageError('--output %s: %s' % (args.output, e.strerror or e))
 
 
-def _printer(args):
-    if not args.verbose:
-        return None
-    return lambda statistic: print(url_report_line(statistic))
-
-
-def _fan_out(printer, *collectors):
-    """One on_statistic for the printer and the collectors (LinkChecker, CrawlReport)."""
-    calls = [printer] if printer is not None else []
+def _observers(args, *collectors):
+    """The outputs after the crawl's own: the printer of -v, then the collectors
+    (LinkChecker, CrawlReport) that are not None."""
+    calls = [lambda statistic: print(url_report_line(statistic))] if args.verbose else []
     calls += [collector.add_statistic for collector in collectors if collector is not None]
-    if len(calls) < 2:
-        return calls[0] if calls else None
-
-    def on_statistic(statistic):
-        for call in calls:
-            call(statistic)
-    return on_statistic
+    return [CallbackOutput(call) for call in calls]
 
 
 @gen.coroutine

@@ -9,12 +9,10 @@ names in such a message.
 """
 from __future__ import absolute_import, division, print_function
 
-import math
-import numbers
-import operator
 import os
 import re
 
+from .crawloptions import FILE_OPTIONS, NUMBER_LIMITS, limit_mistake
 from .urls import normalize_url
 
 __all__ = ['UsageError', 'check_arguments', 'option_name', 'option_names', 'FILE_OPTIONS',
@@ -24,34 +22,6 @@ __all__ = ['UsageError', 'check_arguments', 'option_name', 'option_names', 'FILE
 class UsageError(ValueError):
     """A mistake on the command line; the message names the option."""
 
-
-# Options that name a file the crawl writes: (argparse dest, the access it needs).
-FILE_OPTIONS = (('output', os.W_OK), ('summary', os.W_OK), ('report', os.W_OK),
-                ('warc', os.W_OK), ('state', os.R_OK | os.W_OK))
-
-_RELATIONS = {'at least': operator.ge, 'more than': operator.gt, 'at most': operator.le}
-
-# (argparse dest, relation, bound): a number option's value must be `relation` `bound`.
-NUMBER_LIMITS = (
-    ('max_tasks', 'at least', 1),
-    ('max_redirect', 'at least', 0),
-    ('max_tries', 'at least', 1),
-    ('max_pages', 'at least', 1),
-    ('max_depth', 'at least', 0),
-    ('max_per_host', 'at least', 1),
-    ('delay', 'at least', 0),
-    ('target_concurrency', 'more than', 0),
-    ('start_delay', 'at least', 0),
-    ('min_delay', 'at least', 0),
-    ('max_delay', 'at least', 0),
-    ('max_crawl_delay', 'at least', 0),
-    ('connect_timeout', 'more than', 0),
-    ('request_timeout', 'more than', 0),
-    ('max_body_size', 'at least', 0),
-    ('demo_pages', 'at least', 1),
-    ('demo_port', 'at least', 0),
-    ('demo_port', 'at most', 65535),
-)
 
 _IDENTIFIER_RE = re.compile(r'\b[a-z]+(?:_[a-z]+)+\b')
 
@@ -81,12 +51,9 @@ def check_arguments(args):
 
 
 def _check_number(dest, value, relation, bound):
-    if value is None or not isinstance(value, numbers.Real):
-        return  # unset, or a word another check owns
-    if math.isnan(value) or math.isinf(value):
-        raise UsageError('%s must be a finite number (got %s)' % (option_name(dest), value))
-    if not _RELATIONS[relation](value, bound):
-        raise UsageError('%s must be %s %s (got %s)' % (option_name(dest), relation, bound, value))
+    mistake = limit_mistake(option_name(dest), value, relation, bound)
+    if mistake is not None:
+        raise UsageError(mistake)
 
 
 def _check_regex(dest, pattern):

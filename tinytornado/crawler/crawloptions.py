@@ -1,0 +1,287 @@
+"""Every option of the crawler, declared once: the Python API's, the command line's, the docs'.
+
+`OPTIONS` lists each option with its default, its type, its help and what it takes part
+in: a `Crawler` keyword (``api``), the command line's flags (``cli``), the journal of a
+resumable crawl (``journaled``: the options that shape what a crawl fetches, and how
+politely, which a resume takes back and refuses to see contradicted), the checks of a
+number's range (``limits``) and of a file's access (``file_access``). From it are made:
+`DEFAULT_OPTIONS` and `crawler_options` (the keywords `Crawler` takes, checked),
+`add_arguments` (argparse), `JOURNALED_OPTIONS`, `NUMBER_LIMITS` and `FILE_OPTIONS`
+(usage's checks), and `markdown_table` (docs/crawler-options.md, which a test keeps current).
+
+The command line's help of an option with a default ends with it, as ``(default N)``.
+"""
+from __future__ import absolute_import, division, print_function
+
+import collections
+import math
+import numbers
+import operator
+import os
+
+__all__ = ['Option', 'OPTIONS', 'DEFAULT_OPTIONS', 'JOURNALED_OPTIONS', 'NUMBER_LIMITS',
+           'FILE_OPTIONS', 'USER_AGENT', 'OptionValues', 'crawler_options', 'limit_mistake',
+           'add_arguments', 'markdown_table']
+
+USER_AGENT = 'tinycrawl/0.1 (+https://github.com/tinytornado)'
+
+# The value types: how argparse reads them, and how the docs name them.
+INT, FLOAT, BOOL, TEXT, REGEXES, FILE, OBJECT = (
+    'int', 'float', 'bool', 'text', 'regexes', 'file', 'object')
+_ARGPARSE_TYPES = {INT: int, FLOAT: float}
+
+
+class Option(object):
+    """One option; see the module docstring.
+
+    `cli` is None (no flag), a flag or a tuple of flags (``('-v', '--verbose')``) that set
+    the value, or, for a bool with several flags, a list of (flag, the value it sets, its
+    help). `metavar` names the value in the help.
+    """
+    __slots__ = ('name', 'default', 'type', 'help', 'cli', 'metavar', 'api', 'journaled',
+                 'limits', 'file_access')
+
+    def __init__(self, name, default, type, help, cli=None, metavar=None, api=True,
+                 journaled=False, limits=(), file_access=None):
+        self.name = name
+        self.default = default
+        self.type = type
+        self.help = help
+        self.cli = cli
+        self.metavar = metavar
+        self.api = api
+        self.journaled = journaled
+        self.limits = limits  # (relation, bound) pairs: the value must be `relation` `bound`
+        self.file_access = file_access  # os.access mode a file option's path needs
+
+
+_AT_LEAST_0 = (('at least', 0),)
+_AT_LEAST_1 = (('at least', 1),)
+_POSITIVE = (('more than', 0),)
+
+# In the order of the command line's help; the options of the Python API alone come last.
+OPTIONS = (
+    Option('demo', False, BOOL, 'serve a generated site on 127.0.0.1 and crawl it (no '
+           'network needed); the default when no URL is given', cli='--demo', api=False),
+    Option('demo_pages', 200, INT, 'pages of the demo site', cli='--demo-pages',
+           metavar='N', api=False, limits=_AT_LEAST_1),
+    Option('demo_seed', 0, INT, 'seed of the demo site', cli='--demo-seed', metavar='N',
+           api=False),
+    Option('demo_port', 0, INT, 'port (default: any)', cli='--demo-port', metavar='PORT',
+           api=False, limits=(('at least', 0), ('at most', 65535))),
+    Option('max_tasks', 10, INT, 'requests in flight at once (default %(default)s)',
+           cli='--max-tasks', metavar='N', limits=_AT_LEAST_1),
+    Option('max_redirect', 10, INT, 'redirects followed from one link (default %(default)s)',
+           cli='--max-redirect', metavar='N', journaled=True, limits=_AT_LEAST_0),
+    Option('max_tries', 4, INT, 'tries of a URL that fails in a way that may pass '
+           '(default %(default)s)', cli='--max-tries', metavar='N', journaled=True,
+           limits=_AT_LEAST_1),
+    Option('strict', True, BOOL, "True: only the roots' exact hosts; False (lenient): their "
+           "registered domains and subdomains too", journaled=True, cli=[
+               ('--lenient', False, "also crawl the roots' registered domains and their "
+                                    "subdomains"),
+               ('--strict', True, "only crawl the roots' exact hosts (the default)")]),
+    Option('include', None, REGEXES, 'only crawl URLs matching one', cli='--include',
+           metavar='REGEX', journaled=True),
+    Option('exclude', None, REGEXES, "don't crawl URLs matching one", cli='--exclude',
+           metavar='REGEX', journaled=True),
+    Option('max_pages', None, INT, 'take in at most N URLs', cli='--max-pages', metavar='N',
+           journaled=True, limits=_AT_LEAST_1),
+    Option('max_depth', None, INT, 'follow at most N links from a root', cli='--max-depth',
+           metavar='N', journaled=True, limits=_AT_LEAST_0),
+    Option('max_per_host', 2, INT, 'requests in flight to one host', cli='--max-per-host',
+           metavar='N', journaled=True, limits=_AT_LEAST_1),
+    Option('delay', None, FLOAT, 'fixed seconds between two requests to one host (default: '
+           "adapted to the host's latency, AutoThrottle's rule; robots.txt's Crawl-delay "
+           'wins)', cli='--delay', metavar='SECONDS', journaled=True, limits=_AT_LEAST_0),
+    Option('target_concurrency', 1.0, FLOAT, 'the adapted delay aims at N requests in '
+           'flight per host, one every latency/N seconds', cli='--target-concurrency',
+           metavar='N', journaled=True, limits=_POSITIVE),
+    Option('start_delay', 1.0, FLOAT, 'the adapted delay of a host before its first answer',
+           cli='--start-delay', metavar='SECONDS', journaled=True, limits=_AT_LEAST_0),
+    Option('min_delay', 0.0, FLOAT, 'the shortest adapted delay', cli='--min-delay',
+           metavar='SECONDS', journaled=True, limits=_AT_LEAST_0),
+    Option('max_delay', 10.0, FLOAT, 'the longest adapted delay', cli='--max-delay',
+           metavar='SECONDS', journaled=True, limits=_AT_LEAST_0),
+    Option('obey_robots', True, BOOL, 'read and obey robots.txt', journaled=True,
+           cli=[('--no-robots', False, 'ignore robots.txt')]),
+    Option('user_agent', USER_AGENT, TEXT, 'the User-Agent header, and the name looked up '
+           'in robots.txt', cli='--user-agent', metavar='TEXT', journaled=True),
+    Option('max_crawl_delay', 10.0, FLOAT, 'cap on robots.txt Crawl-delay (default '
+           '%(default)s)', cli='--max-crawl-delay', metavar='SECONDS', journaled=True,
+           limits=_AT_LEAST_0),
+    Option('connect_timeout', 10.0, FLOAT, 'to open a connection', cli='--connect-timeout',
+           metavar='SECONDS', limits=_POSITIVE),
+    Option('request_timeout', 30.0, FLOAT, 'for a whole request', cli='--request-timeout',
+           metavar='SECONDS', limits=_POSITIVE),
+    Option('max_body_size', 10 * 1024 * 1024, INT, 'a longer body fails its URL',
+           cli='--max-body-size', metavar='BYTES', journaled=True, limits=_AT_LEAST_0),
+    Option('download_non_html', True, BOOL, 'download the bodies that are not HTML',
+           journaled=True, cli=[('--skip-non-html', False, "don't download bodies that are "
+                                                           "not HTML past their headers")]),
+    Option('frames', False, BOOL, 'follow <frame> and <iframe> too', cli='--frames',
+           journaled=True),
+    Option('sitemaps', False, BOOL, "also crawl the pages listed in the roots' sitemaps "
+           '(robots.txt, /sitemap.xml)', cli='--sitemaps', journaled=True),
+    Option('hashed_seen', False, BOOL, 'keep the seen set as 64-bit URL hashes (less '
+           'memory)', cli='--hashed-seen'),
+    Option('output', None, FILE, 'write one JSON line per URL as it finishes',
+           cli='--output', metavar='FILE',
+           file_access=os.W_OK),
+    Option('summary', None, FILE, 'write a JSON summary at the end', cli='--summary',
+           metavar='FILE', api=False, file_access=os.W_OK),
+    Option('report', None, FILE, 'write an HTML report at the end: statuses, charts, '
+           'largest pages, broken links and their referrers, redirect chains',
+           cli='--report', metavar='FILE.html', api=False, file_access=os.W_OK),
+    Option('link_check', False, BOOL, 'list the broken in-scope links and the pages linking '
+           'to them at the end; exit 1 if there is one', cli='--link-check', api=False),
+    Option('warc', None, FILE, 'archive every request and response, as on the wire, in a '
+           'WARC/1.1 file, gzip per record (name it .warc.gz)', cli='--warc',
+           metavar='FILE', file_access=os.W_OK),
+    Option('state', None, FILE, 'keep a journal (SQLite) to resume from', cli='--state',
+           metavar='FILE', file_access=os.R_OK | os.W_OK),
+    Option('resume', False, BOOL, 'go on with the crawl journaled in --state, with its URLs '
+           'and options', cli='--resume'),
+    Option('verbose', False, BOOL, 'print a line per URL as it finishes',
+           cli=('-v', '--verbose'), api=False),
+    Option('quiet', False, BOOL, 'only errors in the log', cli=('-q', '--quiet'), api=False),
+    Option('no_progress', False, BOOL, 'no progress line on stderr', cli='--no-progress',
+           api=False),
+    Option('backoff', 1.0, FLOAT, 'first pause of a failing host, in seconds; it doubles '
+           'with each failure in a row', journaled=True),
+    Option('max_backoff', 60.0, FLOAT, 'the longest pause of a failing host',
+           journaled=True),
+    Option('max_retry_after', 300.0, FLOAT, 'the longest Retry-After honoured',
+           journaled=True),
+    Option('max_host_failures', 30, INT, 'failures in a row before a host is given up',
+           journaled=True),
+    Option('keep_statistics', True, BOOL, 'keep every FetchStatistic in `done` (the '
+           'command line keeps only the totals)'),
+    Option('on_statistic', None, OBJECT, 'called with each FetchStatistic as it finishes'),
+    Option('on_links', None, OBJECT, 'called with (url, its links the crawl takes) per page'),
+    Option('outputs', (), OBJECT, 'more outputs (`outputs.Output`), told of each URL after '
+           'the crawl\'s own'),
+    Option('http_client', None, OBJECT, "an AsyncHTTPClient (default: one of the crawl's "
+           'own)'),
+)
+
+# Every option of `Crawler`, with its default (read when a Crawler is made).
+DEFAULT_OPTIONS = collections.OrderedDict(
+    (option.name, option.default) for option in OPTIONS if option.api)
+
+JOURNALED_OPTIONS = tuple(option.name for option in OPTIONS if option.journaled)
+
+# (name, relation, bound): a number option's value must be `relation` `bound`.
+NUMBER_LIMITS = tuple((option.name, relation, bound) for option in OPTIONS
+                      for relation, bound in option.limits)
+
+# (name, the access its path needs): the options that name a file the crawl writes.
+FILE_OPTIONS = tuple((option.name, option.file_access) for option in OPTIONS
+                     if option.file_access is not None)
+
+_RELATIONS = {'at least': operator.ge, 'more than': operator.gt, 'at most': operator.le}
+_API_LIMITS = tuple(limit for limit in NUMBER_LIMITS if limit[0] in DEFAULT_OPTIONS)
+
+
+def limit_mistake(name, value, relation, bound):
+    """What is wrong with `value` for number option `name` and one of its limits, or None.
+    A value that is not a number is left to whatever else reads it."""
+    if value is None or isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    if math.isnan(value) or math.isinf(value):
+        return '%s must be a finite number (got %s)' % (name, value)
+    if not _RELATIONS[relation](value, bound):
+        return '%s must be %s %s (got %s)' % (name, relation, bound, value)
+    return None
+
+
+class OptionValues(object):
+    """The options of one crawl as attributes: ``options.max_tasks``."""
+
+    def __init__(self, values):
+        self.__dict__.update(values)
+
+    def __repr__(self):
+        return 'OptionValues(%r)' % (self.__dict__,)
+
+
+def crawler_options(options):
+    """`options` given to `Crawler`, with the defaults of those not given.
+
+    Raises:
+        TypeError: an unknown option.
+        ValueError: a number out of its range.
+    """
+    unknown = set(options) - set(DEFAULT_OPTIONS)
+    if unknown:
+        raise TypeError('unknown Crawler options: %s' % ', '.join(sorted(unknown)))
+    values = DEFAULT_OPTIONS.copy()
+    values.update(options)
+    for name, relation, bound in _API_LIMITS:
+        mistake = limit_mistake(name, values[name], relation, bound)
+        if mistake is not None:
+            raise ValueError(mistake)
+    return values
+
+
+def add_arguments(add):
+    """Add every option with flags to an argparse parser through `add`, its
+    `add_argument` (or a wrapper of it)."""
+    for option in OPTIONS:
+        if isinstance(option.cli, list):
+            _add_switches(add, option)
+        elif option.cli is not None:
+            _add_argument(add, option)
+
+
+def _add_switches(add, option):
+    """A bool's flags, each setting the value it names; the first carries the default."""
+    for index, (flag, value, text) in enumerate(option.cli):
+        extra = {'default': option.default} if index == 0 else {}
+        add(flag, dest=option.name, action='store_true' if value else 'store_false',
+            help=text, **extra)
+
+
+def _add_argument(add, option):
+    flags = option.cli if isinstance(option.cli, tuple) else (option.cli,)
+    if option.type == BOOL:
+        add(*flags, action='store_true', help=option.help)
+        return
+    kwargs = dict(metavar=option.metavar, help=option.help)
+    if option.type == REGEXES:
+        kwargs['action'] = 'append'
+    if option.default is not None:
+        kwargs['default'] = option.default
+    if option.type in _ARGPARSE_TYPES:
+        kwargs['type'] = _ARGPARSE_TYPES[option.type]
+    add(*flags, **kwargs)
+
+
+def markdown_table():
+    """The options as a Markdown table: docs/crawler-options.md's body."""
+    lines = ['| option | flags | type | default | help | journaled | range |',
+             '| --- | --- | --- | --- | --- | --- | --- |']
+    for option in OPTIONS:
+        lines.append('| %s |' % ' | '.join([
+            '`%s`' % option.name if option.api else '(command line)',
+            _flags_text(option), option.type, _default_text(option),
+            option.help.replace(' (default %(default)s)', '').replace('|', '\\|'),
+            'yes' if option.journaled else '',
+            ', '.join('%s %s' % limit for limit in option.limits)]))
+    return '\n'.join(lines) + '\n'
+
+
+def _flags_text(option):
+    if option.cli is None:
+        return ''
+    if isinstance(option.cli, list):
+        return ', '.join('`%s`' % flag for flag, _, _ in option.cli)
+    flags = option.cli if isinstance(option.cli, tuple) else (option.cli,)
+    suffix = ' %s' % option.metavar if option.metavar else ''
+    return ', '.join('`%s%s`' % (flag, suffix) for flag in flags)
+
+
+def _default_text(option):
+    if option.default is None or option.default == ():
+        return ''
+    return '`%r`' % (option.default,)

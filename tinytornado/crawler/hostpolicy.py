@@ -1,0 +1,127 @@
+"""What the crawl may ask of each host, and when: the one object the Crawler asks.
+
+A `HostPolicy` gathers the crawl's politeness: the per-host cap and delay (fixed, or
+adapted by `politeness.AutoThrottle`), which it gives the work store's queue of hosts
+(`frontier_settings`); robots.txt and its Crawl-delay (`politeness.RobotsCache`, read
+through the crawl's fetcher once the crawl starts); failures turned into pauses, with
+Retry-After and backoff, and hosts given up (`politeness.HostHealth`). The Crawler asks
+it before a try (`refusal`, `robots_verdict`) and tells it how a try went (`failed`,
+`succeeded`); the hosts it pauses or slows are the frontier's.
+"""
+from __future__ import absolute_import, division, print_function
+
+from tinytornado import gen
+
+from .fetch import describe_exception, retry_after_seconds
+from .politeness import AutoThrottle, HostHealth, RobotsCache
+from .stats import ROBOTS_DISALLOWED
+
+__all__ = ['HostPolicy', 'Failure', 'Refused', 'PUT_BACK']
+
+
+class Failure(object):
+    """A try that failed before its request (robots.txt could not be read)."""
+    status = None
+    headers = None
+    transient = True
+
+    def __init__(self, exception):
+        self.exception = exception
+
+
+class Refused(object):
+    """A try the crawl refused to make (robots.txt disallows it, or a given-up host)."""
+
+    def __init__(self, exception):
+        self.exception = exception
+
+
+PUT_BACK = object()  # a try that did not happen: the item went back to the frontier
+
+
+class HostPolicy(object):
+    """The politeness of a crawl with `options` (`crawloptions.OptionValues`).
+
+    Raises:
+        ValueError: AutoThrottle's bounds are impossible.
+    """
+
+    def __init__(self, options):
+        self.max_per_host = options.max_per_host
+        self.obey_robots = options.obey_robots
+        self.user_agent = options.user_agent
+        self.max_crawl_delay = options.max_crawl_delay
+        if options.delay is None:
+            self.throttle = AutoThrottle(options.target_concurrency, options.start_delay,
+                                         options.min_delay, options.max_delay)
+            self.delay = self.throttle.start_delay
+            self.least_delay = options.min_delay  # what a Crawl-delay cannot go under
+        else:
+            self.throttle = None
+            self.delay = self.least_delay = options.delay
+        self._health_settings = (options.backoff, options.max_backoff,
+                                 options.max_retry_after, options.max_host_failures)
+        self.frontier = self.health = self.robots = None
+
+    def frontier_settings(self):
+        """(max_per_host, delay, throttle): the `frontier.Frontier` of this policy."""
+        return self.max_per_host, self.delay, self.throttle
+
+    def attach(self, frontier):
+        """Pause and slow the hosts of `frontier` from now on."""
+        self.frontier = frontier
+        self.health = HostHealth(frontier, *self._health_settings)
+
+    def start(self, fetcher):
+        """Read robots.txt through `fetcher` (a `fetch.Fetcher`) from now on."""
+        self.robots = RobotsCache(fetcher, self.frontier, self.user_agent, self.least_delay,
+                                  self.max_crawl_delay)
+
+    # -- before a try ---------------------------------------------------------------------
+
+    def refusal(self, item):
+        """A Refused if the item's host was given up, else None."""
+        if self.health.is_given_up(item.host):
+            return Refused(self.given_up(item.host))
+        return None
+
+    @gen.coroutine
+    def robots_verdict(self, item):
+        """None if robots.txt lets the crawl fetch `item` now; else a Refused, a Failure
+        (robots.txt unavailable), or PUT_BACK (the item went back to the frontier)."""
+        had_rules = self.robots.has_rules(item.url)
+        try:
+            allowed = yield self.robots.allowed(item.url, item.host)
+        except gen.CancelledError:
+            raise
+        except Exception as e:  # robots.txt unavailable: a failure that may pass
+            raise gen.Return(Failure(describe_exception(e)))
+        if not allowed:
+            raise gen.Return(Refused(ROBOTS_DISALLOWED))
+        if not had_rules and self.frontier.host_delay(item.host):
+            # robots.txt was just read, for this item, and the host wants a delay (from
+            # it, or from the crawl's own): back to the frontier for a turn.
+            self.frontier.put(item, front=True)
+            raise gen.Return(PUT_BACK)
+        raise gen.Return(None)
+
+    # -- after a try ----------------------------------------------------------------------
+
+    def failed(self, host, fetched):
+        """Count a failure of `host` (its answer `fetched`, Retry-After honoured); True if
+        the host is now given up."""
+        retry_after = fetched.headers and retry_after_seconds(fetched.headers)
+        return self.health.failed(host, retry_after or None)
+
+    def succeeded(self, host):
+        self.health.succeeded(host)
+
+    def is_given_up(self, host):
+        return self.health.is_given_up(host)
+
+    def failures(self, host):
+        return self.health.failures(host)
+
+    def given_up(self, host):
+        """The exception text of a URL of given-up `host`."""
+        return 'HostGivenUp: %d failures in a row on %s' % (self.health.failures(host), host)

@@ -1,0 +1,70 @@
+"""Where finished URLs go: the crawl's outputs, told of each URL in order.
+
+An output has ``record(statistic)``, called once per finished URL with its
+`stats.FetchStatistic`, and ``close()``, called once when the crawl ends. `Crawler` walks
+its list `outputs` in order after the work store has journaled the URL: the journal first,
+then the JSON lines (`JsonLinesOutput`), the totals (`StatisticsOutput`), then the
+observers (`CallbackOutput`: ``on_statistic``, a link checker, an HTML report), and
+last the WARC archive (`ArchiveOutput`), which the fetcher writes as requests go and
+which only needs closing. The journal comes first because a kill between two outputs
+must leave the journal ahead: a resume makes the missing lines again from it
+(`output.mend_output`), where a line written before its journal entry would be written
+twice.
+"""
+from __future__ import absolute_import, division, print_function
+
+from .output import statistic_line
+
+__all__ = ['Output', 'JsonLinesOutput', 'StatisticsOutput', 'CallbackOutput',
+           'ArchiveOutput']
+
+
+class Output(object):
+    """The interface of an output; the base records nothing and has nothing to close."""
+
+    def record(self, statistic):
+        """One URL has finished with `statistic`."""
+
+    def close(self):
+        """The crawl is over."""
+
+
+class JsonLinesOutput(Output):
+    """A JSON line per URL in `stream`, a text file its owner closes."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def record(self, statistic):
+        self.stream.write(statistic_line(statistic.to_dict()))
+        self.stream.flush()  # a line per finished URL survives a killed process
+
+
+class StatisticsOutput(Output):
+    """Counts each URL in a `stats.CrawlStatistics`."""
+
+    def __init__(self, statistics):
+        self.statistics = statistics
+
+    def record(self, statistic):
+        self.statistics.add(statistic)
+
+
+class CallbackOutput(Output):
+    """Calls `fn` with each statistic (``on_statistic``, ``LinkChecker.add_statistic``)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def record(self, statistic):
+        self.fn(statistic)
+
+
+class ArchiveOutput(Output):
+    """The WARC archive (`warc.WarcArchive`) the fetcher writes, closed at the end."""
+
+    def __init__(self, archive):
+        self.archive = archive
+
+    def close(self):
+        self.archive.close()
