@@ -80,3 +80,31 @@ def test_queued_fetches_timing_out_are_freed_without_the_collector(io_loop, coll
         run_until(io_loop, io_loop.time() + 0.05)  # its coroutine ends, its socket closes
         client.close()
         listener.close()
+
+
+def test_fetches_timing_out_in_flight_are_freed_without_the_collector(io_loop,
+                                                                        collector_off):
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(128)  # never accepts: the kernel completes the connections
+    url = 'http://127.0.0.1:%d/' % listener.getsockname()[1]
+    client = AsyncHTTPClient(force_instance=True, max_clients=51)
+    # Keeps the origin's pool alive throughout (2.7's OrderedDict, in it, is a cycle).
+    holder = client.fetch(url)
+    try:
+        # A first timeout, for the structures made once.
+        with pytest.raises(TimeoutError):
+            io_loop.run_sync(lambda: gen.with_timeout(io_loop.time() + 0.05,
+                                                      client.fetch(url)))
+        collector_off()
+        in_flight = [gen.with_timeout(io_loop.time() + 0.05, client.fetch(url))
+                     for _ in range(50)]
+        run_until(io_loop, io_loop.time() + 0.2)
+        assert [type(future.exception()) for future in in_flight] == [TimeoutError] * 50
+        del in_flight
+        assert collector_off() == 0
+    finally:
+        holder.cancel()
+        run_until(io_loop, io_loop.time() + 0.05)  # its coroutine ends, its socket closes
+        client.close()
+        listener.close()

@@ -88,3 +88,23 @@ def test_rebuilt_queue_keeps_ties_in_order_and_accepts_pushes():
     queue.push(-1.0, 'new first')
     queue.push(100.0, 'new last')
     assert list(queue) == [(-1.0, 'new first')] + kept + [(100.0, 'new last')]
+
+
+def test_retain_keeps_the_live_entries_in_order_and_accepts_pushes():
+    entries = random_entries(5 * LOAD, 30, seed=4)
+    queue = pushed(entries)
+    live = set(payload for _, payload in entries if payload % 3)
+    queue.retain(live)
+    kept = [entry for entry in stable_sorted(entries) if entry[1] in live]
+    assert len(queue) == len(kept) and list(queue) == kept
+    queue.push(1.0, 'pushed')
+    queue.push(100.0, 'last')
+    expected = stable_sorted(kept + [(1.0, 'pushed'), (100.0, 'last')])
+    popped = []
+    while len(queue):
+        popped.append(queue.first())
+        queue.pop_first()
+    assert popped == expected
+    queue = pushed(entries)
+    queue.retain(set())
+    assert len(queue) == 0 and list(queue) == []

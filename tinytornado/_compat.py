@@ -14,7 +14,7 @@ import six
 
 __all__ = [
     'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'monotonic', 'selectors', 'futures',
-    'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'exc_clear', 'format_exc_info',
+    'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'with_traceback', 'clear_frame', 'exc_clear', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
     'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable', 'UINT64_TYPECODE',
     'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX', 'is_finalizing',
@@ -111,6 +111,33 @@ else:
         if value.__traceback__ is not exc_info[2]:
             value = value.with_traceback(exc_info[2])
         return generator.throw(value)
+
+
+if PY2:
+    def clear_frame(frame):
+        """Nothing to do: a 2.7 frame keeps no caller once it has ended."""
+else:
+    def clear_frame(frame):
+        """Drop the locals of `frame`, which has ended (one still running is left as it is).
+
+        From 3.12 the frame of a generator that ended by an exception keeps its caller's
+        frame (``f_back``), locals and all, for as long as the traceback is kept.
+        """
+        try:
+            frame.clear()
+        except RuntimeError:
+            pass
+
+
+if PY2:
+    def with_traceback(exc_info, tb):
+        """`exc_info` with the traceback `tb` in place of its own."""
+        return exc_info[0], exc_info[1], tb
+else:
+    def with_traceback(exc_info, tb):
+        """`exc_info` with the traceback `tb` in place of its own (on the exception too)."""
+        exc_info[1].__traceback__ = tb
+        return exc_info[0], exc_info[1], tb
 
 
 if PY2:

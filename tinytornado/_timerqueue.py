@@ -32,13 +32,15 @@ class TimerQueue(object):
     def __init__(self, entries=()):
         # A stable sort: entries taken from a queue in its order keep their FIFO ties.
         entries = sorted(entries, key=itemgetter(0))
-        self._deadlines = [[deadline for deadline, _ in entries[i:i + LOAD]]
-                           for i in range(0, len(entries), LOAD)]
-        self._payloads = [[payload for _, payload in entries[i:i + LOAD]]
-                          for i in range(0, len(entries), LOAD)]
-        self._maxes = [deadlines[-1] for deadlines in self._deadlines]
+        self._fill([deadline for deadline, _ in entries], [payload for _, payload in entries])
+
+    def _fill(self, deadlines, payloads):
+        """Hold `payloads` at `deadlines`, two parallel lists in queue order."""
+        self._deadlines = [deadlines[i:i + LOAD] for i in range(0, len(deadlines), LOAD)]
+        self._payloads = [payloads[i:i + LOAD] for i in range(0, len(payloads), LOAD)]
+        self._maxes = [bucket[-1] for bucket in self._deadlines]
         # An attribute as well as __len__: the loop reads it every pass, without a call.
-        self.length = len(entries)
+        self.length = len(payloads)
 
     def __len__(self):
         return self.length
@@ -74,6 +76,21 @@ class TimerQueue(object):
             self._deadlines[index:index + 1] = [deadlines[:LOAD], deadlines[LOAD:]]
             self._payloads[index:index + 1] = [payloads[:LOAD], payloads[LOAD:]]
             maxes[index:index + 1] = [deadlines[LOAD - 1], deadlines[-1]]
+
+    def retain(self, live):
+        """Keep only the entries whose payload is in `live`, in their order.
+
+        No tuple per entry: dropping most of a large queue at once (timers cancelled
+        together) would otherwise make as many objects for the garbage collector to count,
+        and its full passes over a large heap are what made such a storm slow.
+        """
+        deadlines, payloads = [], []
+        for bucket_deadlines, bucket_payloads in zip(self._deadlines, self._payloads):
+            for deadline, payload in zip(bucket_deadlines, bucket_payloads):
+                if payload in live:
+                    deadlines.append(deadline)
+                    payloads.append(payload)
+        self._fill(deadlines, payloads)
 
     def first(self):
         """The earliest ``(deadline, payload)``; the queue must not be empty."""

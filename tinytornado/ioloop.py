@@ -489,7 +489,7 @@ class PollIOLoop(IOLoop):
         timers = self._timers
         dead = timers.length - len(callbacks)
         if dead > _COMPACT_MIN_CANCELLED and dead * 2 > timers.length:
-            self._timers = TimerQueue(entry for entry in timers if entry[1] in callbacks)
+            timers.retain(callbacks)
 
     # -- file descriptors ---------------------------------------------------------------
 
