@@ -15,7 +15,8 @@ from tinytornado import gen
 from tinytornado.concurrent import CancelledError, Future
 from tinytornado.ioloop import IOLoop, PollIOLoop
 from tinytornado.platform.asyncio import (
-    AsyncIOLoop, AsyncIOMainLoop, BaseAsyncIOLoop, to_asyncio_future, to_tinytornado_future,
+    AnyThreadEventLoopPolicy, AsyncIOLoop, AsyncIOMainLoop, BaseAsyncIOLoop, to_asyncio_future,
+    to_tinytornado_future, to_tornado_future,
 )
 
 
@@ -446,3 +447,30 @@ def test_the_mix_asyncio_example(capsys):
     assert 'asyncio.wait_for timed out' in output
     assert 'legacy_slow: cancelled by asyncio.wait_for, cleaning up' in output
     assert IOLoop.current(instance=False) is None
+
+
+def test_the_any_thread_policy_gives_a_worker_thread_its_own_loop():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def get_and_close():
+        loop = asyncio.get_event_loop()
+        loop.close()
+        return loop
+
+    executor = ThreadPoolExecutor(1)
+    main_thread_policy = asyncio.get_event_loop_policy()
+    try:
+        with pytest.raises(RuntimeError):
+            executor.submit(asyncio.get_event_loop).result()
+        asyncio.set_event_loop_policy(AnyThreadEventLoopPolicy())
+        first = executor.submit(get_and_close).result()
+        assert isinstance(first, asyncio.AbstractEventLoop) and first.is_closed()
+        # The thread keeps the loop it was given, as asyncio's main thread does.
+        assert executor.submit(asyncio.get_event_loop).result() is first
+    finally:
+        asyncio.set_event_loop_policy(main_thread_policy)
+        executor.shutdown()
+
+
+def test_to_tornado_future_is_tornado_51s_name_for_to_tinytornado_future():
+    assert to_tornado_future is to_tinytornado_future

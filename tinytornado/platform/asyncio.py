@@ -47,7 +47,7 @@ from tinytornado.ioloop import IOLoop, _fileno
 
 __all__ = [
     'BaseAsyncIOLoop', 'AsyncIOLoop', 'AsyncIOMainLoop', 'to_asyncio_future',
-    'to_tinytornado_future',
+    'to_tinytornado_future', 'to_tornado_future', 'AnyThreadEventLoopPolicy',
 ]
 
 
@@ -312,6 +312,10 @@ def to_tinytornado_future(asyncio_future):
     return gen.convert_yielded(asyncio_future)
 
 
+# Tornado 5.1's name, which legacy code imports.
+to_tornado_future = to_tinytornado_future
+
+
 def to_asyncio_future(tinytornado_future):
     """An asyncio Future resolved like `tinytornado_future` (a Future, or anything a
     coroutine may yield); cancelling either cancels the other.
@@ -328,6 +332,24 @@ def to_asyncio_future(tinytornado_future):
     else:
         future = gen.convert_yielded(tinytornado_future)
     return asyncio_future_for(future, asyncio_loop)
+
+
+class AnyThreadEventLoopPolicy(asyncio.DefaultEventLoopPolicy):
+    """An asyncio policy whose ``get_event_loop`` makes a loop in any thread that has none.
+
+    asyncio's default makes one only in the main thread, and raises elsewhere; Tornado 5.1
+    code running coroutines in worker threads installs this policy:
+    ``asyncio.set_event_loop_policy(AnyThreadEventLoopPolicy())``. (tinytornado's own
+    `IOLoop.current` makes a loop in any thread without it, as Tornado 4 did.)
+    """
+
+    def get_event_loop(self):
+        try:
+            return super(AnyThreadEventLoopPolicy, self).get_event_loop()
+        except RuntimeError:  # "There is no current event loop in thread ..."
+            loop = self.new_event_loop()
+            self.set_event_loop(loop)
+            return loop
 
 
 def _bridge_loop():
