@@ -112,6 +112,11 @@ class Crawl(object):
             self.command(python, self.root, '--output', output, *WORKER_ARGS),
             'worker-%d' % (len(self.outputs) - 1))
 
+    def start_workers(self, pythons, count=4):
+        """Workers 0..count-1, taking turns on `pythons`."""
+        for index in range(count):
+            self.start_worker(index, pythons[index % len(pythons)])
+
     def start_collector(self):
         self.collector = self.spawn(self.command(sys.executable, '--collect',
                                                  self.collected_path()), 'collect')
@@ -203,8 +208,7 @@ def test_four_workers_on_two_pythons_get_the_single_process_url_set(
     single = yield single_process_urls(root, str(tmpdir))
     assert single == expected_urls(site, root)
     crawl = Crawl(redis_server, root, str(tmpdir))
-    for index in range(4):
-        crawl.start_worker(index, pythons[index % 2])
+    crawl.start_workers(pythons)
     yield crawl.wait_all()
     crawl.start_collector()
     yield crawl.wait_all()
@@ -224,8 +228,7 @@ def test_workers_killed_again_and_again_lose_nothing_and_repeat_nothing(
     pythons = [sys.executable, other_python()]
     site, server, root = site_and_root(serve, slow_fraction=0.5, slow_delay=0.3)
     crawl = Crawl(redis_server, root, str(tmpdir))
-    for index in range(4):
-        crawl.start_worker(index, pythons[index % 2])
+    crawl.start_workers(pythons)
     crawl.start_collector()
     rng = random.Random(17)
     kills = 0
@@ -262,8 +265,7 @@ def test_a_redis_restart_mid_crawl_loses_nothing(serve, start_redis_server, tmpd
     redis = start_redis_server(appendonly='yes')
     site, server, root = site_and_root(serve, slow_fraction=0.5, slow_delay=0.2)
     crawl = Crawl(redis, root, str(tmpdir))
-    for index in range(4):
-        crawl.start_worker(index, sys.executable)
+    crawl.start_workers([sys.executable])
     crawl.start_collector()
     expected = expected_urls(site, root)
     while len(server.requests) < len(expected) // 3:
