@@ -142,6 +142,12 @@ OPTIONS = (
            metavar='FILE', file_access=os.R_OK | os.W_OK),
     Option('resume', False, BOOL, 'go on with the crawl journaled in --state, with its URLs '
            'and options', cli='--resume'),
+    Option('redis', None, TEXT, 'share the crawl with other processes, on any machine, '
+           'through the Redis at URL (redis://HOST:PORT/DB): the first one starts it with '
+           'its URLs and options, the others join it and take them',
+           cli='--redis', metavar='URL'),
+    Option('crawl_id', None, TEXT, 'the name of the crawl in --redis', cli='--crawl-id',
+           metavar='NAME'),
     Option('verbose', False, BOOL, 'print a line per URL as it finishes',
            cli=('-v', '--verbose'), api=False),
     Option('quiet', False, BOOL, 'only errors in the log', cli=('-q', '--quiet'), api=False),

@@ -1,16 +1,17 @@
 """The crawl itself: the 500 Lines crawler's loop, on tinytornado, without its defects.
 
-`Crawler.crawl` starts `max_tasks` workers. Each loops: take an item from the frontier,
-process it, mark it done (in a ``finally``, so `join` cannot hang on a failure). `crawl`
-waits for the frontier's `join` (or for `stop`), then cancels the workers. No locks: a
-coroutine runs undisturbed between two ``yield``s, so "is this URL new? then queue it" is
-atomic.
+`Crawler.crawl` starts `max_tasks` workers over the crawl's work store (workstore.py: in
+memory, journaled in SQLite, or shared in Redis). Each loops: lease an item, process it,
+tell the store it is done (with the URLs it led to) or to retry it; the crawl is over when
+the store's `lease` answers None (nothing queued, nothing in flight), or when `stop` cancels
+the workers. No locks: a coroutine runs undisturbed between two ``yield``s, so "is this URL
+new? then queue it" is atomic in one process; a shared store makes it atomic crawl-wide.
 
 Processing an item is one try: the robots.txt check, one request with redirects not
 followed, then the response's links or redirect target. Every URL gets exactly one
 `FetchStatistic`, made when it is finished; any exception while fetching, reading or
 parsing it is recorded there, and the worker goes on. A failure that may pass (no
-response, 429, 502-504) puts the item back in the frontier for another try, after a pause
+response, 429, 502-504) puts the item back in the store for another try, after a pause
 of its host that grows with each failure in a row (`politeness.HostHealth`).
 
 Redirects are the crawler's, as in the chapter: the target is queued as a new item with
@@ -35,27 +36,20 @@ from tinytornado.log import app_log
 from .crawloptions import DEFAULT_OPTIONS, JOURNALED_OPTIONS, OptionValues, crawler_options
 from .extractors import Admission, Extractors, HtmlLinks, RedirectTarget, SitemapEntries
 from .fetch import Fetcher, describe_exception
-from .frontier import Frontier
 from .hostpolicy import PUT_BACK, HostPolicy, Refused
-from .journal import Journal, as_journaled, contradictions
+from .journal import as_journaled
 from .outputs import (ArchiveOutput, CallbackOutput, JsonLinesOutput, StatisticsOutput)
 from .scope import Scope
-from .seen import new_seen_set
 from .sitemaps import is_sitemap_depth, sitemap_sources
 from .stats import CrawlStatistics, FetchStatistic
-from .urls import normalize_url
 from .warc import open_archive
+from .workstore import host_key, open_work_store
 
 __all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
 
 # One unit of work: `depth` counts links followed from a root (a redirect keeps it);
 # `max_redirect` is the redirect budget left; `tries` the tries made before this one.
 WorkItem = collections.namedtuple('WorkItem', 'url host depth max_redirect tries')
-
-
-def _host_key(url):
-    """The frontier's host of a normalised URL: its host and port."""
-    return url.split('/', 3)[2]
 
 
 class Crawler(object):
@@ -66,6 +60,10 @@ class Crawler(object):
 
         statistics = IOLoop.current().run_sync(Crawler(['http://example.test/']).crawl)
         print(statistics.report())
+
+    The crawl's work is in its `store` (workstore.py): by default in this process, journaled
+    in SQLite with `state`, or a `workstore.SharedWorkStore` that several processes crawl
+    together.
 
     With a journal (`state`) and an `output`, a URL's line is written once the journal
     has the URL as finished: after a kill, the output may lack the last URL's line and
@@ -94,17 +92,16 @@ class Crawler(object):
         TypeError: an unknown option.
     """
 
-    def __init__(self, roots, **given):
+    def __init__(self, roots, store=None, **given):
         self.options = options = OptionValues(crawler_options(given))
         self.io_loop = IOLoop.current()
-        self.journal = self._open_journal()
-        self.roots = self._roots(roots, given)  # may take options back from the journal
+        self.store = store if store is not None else open_work_store(options, WorkItem)
+        self.roots = self.store.take_roots(roots, given, options)  # may take options back
         self.policy = HostPolicy(options)
         self.scope = Scope(self.roots, strict=options.strict, include=options.include,
                            exclude=options.exclude)
-        self.seen_urls = new_seen_set(options.hashed_seen)
-        self.frontier = Frontier(*self.policy.frontier_settings())
-        self.policy.attach(self.frontier)
+        self.store.attach(self.policy, options)
+        self.seen_urls = self.store.seen_urls
         self.statistics = CrawlStatistics(options.keep_statistics, options.max_tasks)
         self.done = self.statistics.done
         admission = Admission(self.seen_urls, self.scope, self._admit, options.max_redirect,
@@ -123,9 +120,19 @@ class Crawler(object):
                                     options.resume)
         self.outputs = self._outputs()
 
+    @property
+    def frontier(self):
+        """The in-process store's queue of hosts (None for a shared store's)."""
+        return self.store.frontier
+
+    @property
+    def journal(self):
+        """The SQLite store's `journal.Journal`, or None."""
+        return self.store.journal
+
     def _outputs(self):
         """The crawl's outputs in order (see outputs.py); the journal is not one of them:
-        it is written first, with the URLs a finished one queued."""
+        the store writes it first, with the URLs a finished one queued."""
         options = self.options
         outputs = [StatisticsOutput(self.statistics)]
         if options.output is not None:
@@ -142,15 +149,14 @@ class Crawler(object):
     @gen.coroutine
     def crawl(self):
         """Run the crawl to its end; a Future of its `CrawlStatistics`."""
-        self._start()
-        workers = [self._work() for _ in range(self.options.max_tasks)]
-        finished = self.frontier.join()
-        finished.add_done_callback(lambda _: self._end())
+        workers = []
         try:
+            yield self._start()
+            workers = [self._work() for _ in range(self.options.max_tasks)]
+            gen.multi(workers).add_done_callback(lambda _: self._end())
             yield self._stopped
         finally:
-            todo = self.frontier.unfinished()  # in flight counts: it was not finished
-            finished.cancel()
+            todo = self.store.unfinished()  # in flight counts: it was not finished
             for worker in workers:
                 worker.cancel()
             yield workers
@@ -163,7 +169,8 @@ class Crawler(object):
         """End the crawl now, as if its queue were empty; in-flight URLs are dropped.
 
         `crawl` then returns the statistics so far (`interrupted` is set). With a journal,
-        the URLs not finished stay queued there for `resume`.
+        the URLs not finished stay queued there for `resume`; a shared store gives the
+        leases of this process to other workers once they expire.
         """
         self._stopping = True
         self._end()
@@ -172,6 +179,7 @@ class Crawler(object):
         if not self._stopped.done():
             self._stopped.set_result(None)
 
+    @gen.coroutine
     def _start(self):
         options = self.options
         if self._own_client:
@@ -181,13 +189,11 @@ class Crawler(object):
                                options.request_timeout, options.max_body_size,
                                options.download_non_html, self.archive)
         self.policy.start(self.fetcher)
-        if self.journal is not None:
-            # Stored on resuming too: a journal of an older version has none yet.
-            self.journal.set_meta('options', self._journaled_options())
-        if self.journal is not None and not self.journal.is_empty():
+        store = self.store
+        items = [] if store.resuming else self._first_items()
+        yield store.start(self._journaled_options(), self.roots, items)
+        if store.resuming:
             self._restore()
-        else:
-            self._queue(self._first_items())
 
     def _first_items(self):
         """The roots, and with `sitemaps` the places of their sitemaps, admitted."""
@@ -198,40 +204,36 @@ class Crawler(object):
         for url, depth in sources:
             if url not in self.seen_urls:  # a root given twice is crawled once
                 self._admit(url, depth, self.options.max_redirect, items)
-        if self.journal is not None:
-            self.journal.set_meta('roots', self.roots)
-            self.journal.queue([_journal_entry(item) for item in items])
         return items
 
     def _close(self, todo):
-        self.frontier.close()
+        self.store.close()
         self.statistics.finish(todo, self._stopping)
-        if self._own_client:
+        if self._own_client and self.http_client is not None:
             self.http_client.close()
-        if self.journal is not None:
-            self.journal.close()
         for output in self.outputs:
             output.close()
 
     @gen.coroutine
     def _work(self):
+        store = self.store
         try:
             # Checked as well as cancelled: a cancel that meets an outcome already on its
             # way lets the worker go round once more.
             while not self._stopped.done():
-                item = yield self.frontier.get()
+                item = yield store.lease()
+                if item is None:
+                    return  # the crawl's work is over
                 try:
                     yield self._process(item)
                 except gen.CancelledError:
                     raise
                 except Exception:
-                    # Not a URL's failure (those are recorded): the output or the journal
+                    # Not a URL's failure (those are recorded): the output or the store
                     # failed. The crawl cannot go on without them; crawl() raises it.
                     self._fail(sys.exc_info())
-                finally:
-                    self.frontier.task_done(item)
         except gen.CancelledError:
-            pass  # crawl() cancels the workers once the queue is done or stop() was called
+            pass  # stop() was called: crawl() cancels the workers
 
     def _fail(self, exc_info):
         if self._failure is None:
@@ -242,11 +244,11 @@ class Crawler(object):
 
     @gen.coroutine
     def _process(self, item):
-        """Try `item` once: record its statistic, or put it back for another try.
+        """Try `item` once: record its statistic, or give it back to the store.
 
-        One coroutine per try, which waits on the HTTP client's Future itself: this is the
-        crawl's hot path, and each nested coroutine would add a generator, a Runner and a
-        Future per URL.
+        One coroutine per try, which waits on the HTTP client's Future and the store's
+        itself: this is the crawl's hot path, and each nested coroutine would add a
+        generator, a Runner and a Future per URL.
         """
         started = self.io_loop.time()
         new_items = []
@@ -255,50 +257,58 @@ class Crawler(object):
             if fetched is None and self.policy.obey_robots:
                 fetched = yield self.policy.robots_verdict(item)
             if fetched is None:
-                sending = self.frontier.request_started(item.host)
+                sending = self.policy.hosts.request_started(item.host)
                 download, response = self.fetcher.start(
                     item.url, sending=sending,
                     download_non_html=is_sitemap_depth(item.depth) or None)  # XML, wanted
                 fetched = download.outcome((yield response))
                 sending.answered(fetched.status == 200)  # the throttle's latency
-            statistic = self._settle(item, fetched, started, new_items)
+            outcome = self._settle(item, fetched, started, new_items)
         except gen.CancelledError:
             raise
         except Exception as e:  # whatever went wrong belongs to this URL's statistic
             app_log.debug('crawling %s failed', item.url, exc_info=True)
-            statistic = self._statistic(item, started, exception=describe_exception(e))
-        if statistic is not None:
-            self._record(statistic, new_items)
+            outcome = self._statistic(item, started, exception=describe_exception(e))
+        if outcome.__class__ is Future:
+            yield outcome  # the item given back to the store
+        else:
+            # The store records the URL first (a journal, a shared crawl's stream), then
+            # the outputs: see _report.
+            admitted = yield self.store.done(item, outcome, new_items)
+            if admitted is not None:  # None: the lease was lost, its new holder reports
+                self._report(outcome, admitted)
 
     def _settle(self, item, fetched, started, new_items):
-        """The statistic of a try, or None if the item went back to the frontier."""
+        """The statistic of a try, or the Future of the item given back to the store."""
         if fetched is PUT_BACK:
-            return None
+            return self.store.put_back(item)
         if fetched.__class__ is Refused:
             return self._statistic(item, started, exception=fetched.exception)
         if fetched.transient:
-            if self._retry(item, fetched):
-                return None
+            retried = self._retry(item, fetched)
+            if retried is not None:
+                return retried
         else:
             self._succeeded(item.host)
         return self._outcome(item, fetched, started, new_items)
 
     def _retry(self, item, fetched):
-        """Count a failure of the item's host; True if the item was put back to retry."""
+        """Count a failure of the item's host; the Future of its retry, or None if it
+        fails for good."""
         given_up = self.policy.failed(item.host, fetched)
-        self._journal_failure(item)
+        self.store.failed(item, *self.policy.health.snapshot(item.host))
         if given_up:
             self._fail_pending(item.host)
         if given_up or item.tries + 1 >= self.options.max_tries:
-            return False
+            return None
         # Once stopped, the item is dropped like those in flight, not finished as failed:
         # a journal keeps it queued, with this try counted.
-        if not self._stopping:
-            self.frontier.put(item._replace(tries=item.tries + 1), front=True)
-        return True
+        if self._stopping:
+            return self.store.abandon(item)
+        return self.store.retry(item)
 
     def _outcome(self, item, fetched, started, new_items):
-        """The statistic of a finished try; queues what it links or redirects to."""
+        """The statistic of a finished try; collects what it links or redirects to."""
         if fetched.status is None:
             return self._statistic(item, started, exception=fetched.exception)
         found = self.extractors.extract(item, fetched, new_items)
@@ -309,12 +319,16 @@ class Crawler(object):
 
     def _admit(self, url, depth, max_redirect, new_items):
         """Add a WorkItem for `url`, which the caller found not seen (the test comes before
-        the dearer scope test), to `new_items` if the page budget allows."""
+        the dearer scope test), to `new_items` if the page budget allows.
+
+        A shared store's `seen_urls` holds only what this process saw, and never more than
+        the crawl did, so its budget test here is one the store's own would pass too.
+        """
         max_pages = self.options.max_pages
         if max_pages is not None and len(self.seen_urls) >= max_pages:
             return
         self.seen_urls.add(url)
-        new_items.append(WorkItem(url, _host_key(url), depth, max_redirect, 0))
+        new_items.append(WorkItem(url, host_key(url), depth, max_redirect, 0))
 
     def _statistic(self, item, started, exception):
         return FetchStatistic(item.url, exception=exception, depth=item.depth,
@@ -325,85 +339,49 @@ class Crawler(object):
 
     # -- recording ----------------------------------------------------------------------
 
-    def _record(self, statistic, new_items):
-        """Journal one finished URL, then tell the outputs in order; queue what it led to."""
-        if self.journal is not None:
-            self.journal.finish(statistic, [_journal_entry(new) for new in new_items])
-        # Journal first, then the line: a kill between the two leaves a line missing,
+    def _report(self, statistic, admitted):
+        """Tell the outputs in order of a URL the store has recorded; fail the URLs it
+        led to on hosts given up, which the store held back."""
+        # Store first, then the line: a kill between the two leaves a line missing,
         # which a resume makes again from the journal (output.mend_output); the other
         # order would leave a line that the resume then writes a second time.
         for output in self.outputs:
             output.record(statistic)
-        self._queue(new_items)
+        hold_back = self.store.hold_back
+        if hold_back is not None:
+            for new in admitted:
+                if hold_back(new.host):
+                    self._fail_given_up(new, 0)
+
+    def _fail_given_up(self, item, tries):
+        """Record `item`, of a given-up host, as failed after `tries`, without a try."""
+        statistic = FetchStatistic(item.url, depth=item.depth, tries=tries,
+                                   exception=self.policy.given_up(item.host))
+        self.store.finish(statistic)
+        self._report(statistic, ())
 
     def _queue(self, items):
+        """Queue restored `items` in an in-process store, failing those of given-up hosts."""
         for item in items:
             if self.policy.is_given_up(item.host):
-                self._record(FetchStatistic(item.url, depth=item.depth, tries=0,
-                                            exception=self._given_up(item)), [])
+                self._fail_given_up(item, 0)
             else:
-                self.frontier.put(item)
+                self.store.queue([item])
 
     def _fail_pending(self, host):
         """Record every waiting URL of a given-up host as failed."""
-        for item in self.frontier.remove_pending(host):
+        for item in self.store.remove_pending(host):
             try:
-                self._record(FetchStatistic(item.url, depth=item.depth, tries=item.tries,
-                                            exception=self._given_up(item)), [])
+                self._fail_given_up(item, item.tries)
             finally:
-                self.frontier.task_done(item)
+                self.store.release(item)
 
-    def _given_up(self, item):
-        return self.policy.given_up(item.host)
+    def _succeeded(self, host):
+        if self.policy.failures(host):
+            self.store.host_succeeded(host)
+        self.policy.succeeded(host)
 
     # -- the journal --------------------------------------------------------------------
-
-    def _open_journal(self):
-        state = self.options.state
-        if state is None:
-            return None
-        journal = Journal(state)
-        if not journal.is_empty() and not self.options.resume:
-            journal.close()
-            raise ValueError('%s holds a crawl already: resume it, or remove the file'
-                             % state)
-        return journal
-
-    def _roots(self, roots, options):
-        """The normalised roots; a resumed crawl takes its options back from the journal."""
-        try:
-            roots = [normalize_url(root) for root in roots]
-            if self.journal is not None and not self.journal.is_empty():
-                self._take_journaled_options(roots, options)
-                roots = roots or self.journal.get_meta('roots', [])
-            if not roots:
-                raise ValueError('no root URL to crawl')
-        except ValueError:
-            if self.journal is not None:
-                self.journal.close()
-            raise
-        return roots
-
-    def _take_journaled_options(self, roots, options):
-        """Set the journaled options of the crawl resumed; ValueError if `roots` or
-        `options` given contradict them. A journal without options (from an older
-        version) leaves the options given."""
-        stored = self.journal.get_meta('options')
-        if stored is None:
-            return
-        given = dict((name, options[name]) for name in JOURNALED_OPTIONS if name in options)
-        wrong = ['%s=%r contradicts the journal\'s %s=%r' % (name, given[name], name,
-                                                             stored[name])
-                 for name in contradictions(given, stored)]
-        stored_roots = self.journal.get_meta('roots', [])
-        if roots and set(roots) != set(stored_roots):
-            wrong.insert(0, 'roots %r contradict the journal\'s roots %r' % (roots,
-                                                                          stored_roots))
-        if wrong:
-            raise ValueError('resume: ' + '; '.join(wrong))
-        for name, value in stored.items():
-            if name in JOURNALED_OPTIONS:
-                setattr(self.options, name, value)
 
     def _journaled_options(self):
         return dict((name, as_journaled(getattr(self.options, name)))
@@ -412,29 +390,9 @@ class Crawler(object):
     def _restore(self):
         """Take the journal's crawl back: finished URLs counted, the others queued with
         their tries, failing hosts paused (or given up) as they were."""
-        for host, (failures, pause) in self.journal.hosts().items():
+        hosts, finished, pending = self.store.restore(WorkItem)
+        for host, (failures, pause) in hosts.items():
             self.policy.health.restore(host, failures, pause)
-        pending = []
-        for entry in self.journal.restore():
-            self.seen_urls.add(entry.url)
-            if entry.statistic is not None:
-                self.statistics.add(FetchStatistic.from_dict(entry.statistic), restored=True)
-            else:
-                pending.append(WorkItem(entry.url, _host_key(entry.url), entry.depth,
-                                        entry.max_redirect, entry.tries))
+        for statistic in finished:
+            self.statistics.add(FetchStatistic.from_dict(statistic), restored=True)
         self._queue(pending)
-
-    def _journal_failure(self, item):
-        if self.journal is not None:
-            failures, pause = self.policy.health.snapshot(item.host)
-            self.journal.failed(item.url, item.tries + 1, item.host, failures, pause)
-
-    def _succeeded(self, host):
-        if self.journal is not None and self.policy.failures(host):
-            self.journal.host_succeeded(host)
-        self.policy.succeeded(host)
-
-
-def _journal_entry(item):
-    return (item.url, item.depth, item.max_redirect)
-

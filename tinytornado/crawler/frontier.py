@@ -157,6 +157,11 @@ class Frontier(object):
         self._schedule(host)
         self._dispatch()
 
+    def release_getters(self, value):
+        """Resolve every waiting `get` with `value` (None: the crawl has no more work)."""
+        for future, _ in self._getters.pop_many(len(self._getters)):
+            future.set_result(value)
+
     def join(self):
         """A Future resolved once every item put has been marked done."""
         return self._finished.wait()

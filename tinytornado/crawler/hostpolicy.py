@@ -6,7 +6,8 @@ adapted by `politeness.AutoThrottle`), which it gives the work store's queue of 
 through the crawl's fetcher once the crawl starts); failures turned into pauses, with
 Retry-After and backoff, and hosts given up (`politeness.HostHealth`). The Crawler asks
 it before a try (`refusal`, `robots_verdict`) and tells it how a try went (`failed`,
-`succeeded`); the hosts it pauses or slows are the frontier's.
+`succeeded`); the hosts it pauses or slows are the work store's (`attach`): a frontier's,
+or a shared store's, whose requests and delays are counted by the store itself.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -36,7 +37,7 @@ class Refused(object):
         self.exception = exception
 
 
-PUT_BACK = object()  # a try that did not happen: the item went back to the frontier
+PUT_BACK = object()  # a try that did not happen: the item goes back to the work store
 
 
 class HostPolicy(object):
@@ -61,20 +62,21 @@ class HostPolicy(object):
             self.delay = self.least_delay = options.delay
         self._health_settings = (options.backoff, options.max_backoff,
                                  options.max_retry_after, options.max_host_failures)
-        self.frontier = self.health = self.robots = None
+        self.hosts = self.health = self.robots = None
 
     def frontier_settings(self):
         """(max_per_host, delay, throttle): the `frontier.Frontier` of this policy."""
         return self.max_per_host, self.delay, self.throttle
 
-    def attach(self, frontier):
-        """Pause and slow the hosts of `frontier` from now on."""
-        self.frontier = frontier
-        self.health = HostHealth(frontier, *self._health_settings)
+    def attach(self, hosts):
+        """Pause and slow `hosts` (a `frontier.Frontier`, or what stands for a shared
+        store's hosts) from now on."""
+        self.hosts = hosts
+        self.health = HostHealth(hosts, *self._health_settings)
 
     def start(self, fetcher):
         """Read robots.txt through `fetcher` (a `fetch.Fetcher`) from now on."""
-        self.robots = RobotsCache(fetcher, self.frontier, self.user_agent, self.least_delay,
+        self.robots = RobotsCache(fetcher, self.hosts, self.user_agent, self.least_delay,
                                   self.max_crawl_delay)
 
     # -- before a try ---------------------------------------------------------------------
@@ -88,7 +90,8 @@ class HostPolicy(object):
     @gen.coroutine
     def robots_verdict(self, item):
         """None if robots.txt lets the crawl fetch `item` now; else a Refused, a Failure
-        (robots.txt unavailable), or PUT_BACK (the item went back to the frontier)."""
+        (robots.txt unavailable), or PUT_BACK (the item must go back to the store for its
+        host's turn)."""
         had_rules = self.robots.has_rules(item.url)
         try:
             allowed = yield self.robots.allowed(item.url, item.host)
@@ -98,10 +101,9 @@ class HostPolicy(object):
             raise gen.Return(Failure(describe_exception(e)))
         if not allowed:
             raise gen.Return(Refused(ROBOTS_DISALLOWED))
-        if not had_rules and self.frontier.host_delay(item.host):
+        if not had_rules and self.hosts.host_delay(item.host):
             # robots.txt was just read, for this item, and the host wants a delay (from
-            # it, or from the crawl's own): back to the frontier for a turn.
-            self.frontier.put(item, front=True)
+            # it, or from the crawl's own): back to the store for a turn.
             raise gen.Return(PUT_BACK)
         raise gen.Return(None)
 
