@@ -25,7 +25,6 @@ import os
 from tinytornado import gen
 from tinytornado.ioloop import IOLoop
 
-from .engine import WorkItem
 from .output import statistic_line
 from .redisclient import ConnectionError, RedisClient
 from .redisstore import RedisWorkStore
@@ -202,7 +201,7 @@ def run_view(args, say):
     try:
         client = (RedisClient(args.redis, wait_timeout=STATUS_WAIT) if args.status
                   else RedisClient(args.redis))
-        store = RedisWorkStore(client, args.crawl_id, WorkItem)
+        store = RedisWorkStore(client, args.crawl_id, item_type=tuple)  # it never leases
         collector = None if args.status else Collector(store, args.collect, on_wait=say)
     except ValueError as e:  # CollectError too
         raise UsageError(str(e))

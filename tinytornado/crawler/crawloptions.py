@@ -154,11 +154,6 @@ OPTIONS = (
     Option('no_progress', False, BOOL, 'no progress line on stderr', cli='--no-progress',
            api=False),
     # Several processes and machines over one crawl on Redis (collect.py, workers.py).
-    Option('redis', None, TEXT, 'share the crawl through the Redis at URL '
-           '(redis://HOST:PORT/DB): start it, or join it from any machine', cli='--redis',
-           metavar='URL', api=False),
-    Option('crawl_id', None, TEXT, "the shared crawl's name in --redis", cli='--crawl-id',
-           metavar='NAME', api=False),
     Option('workers', 0, INT, 'start N worker processes of this command line (each with '
            'its own --output FILE.1, FILE.2...), forward Ctrl-C to them, exit with the '
            'worst status; 0: crawl in this process', cli='--workers', metavar='N',
