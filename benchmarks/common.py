@@ -6,13 +6,14 @@ import importlib
 import json
 import socket
 import subprocess
+import sys
 
 try:
     from importlib.util import find_spec
 except ImportError:  # Python 2.7
     from pkgutil import find_loader as find_spec
 
-__all__ = ['Unavailable', 'import_optional', 'url_set_digest', 'MESSAGE_SIZE', 'echo_payload',
+__all__ = ['Unavailable', 'import_optional', 'DEFAULT_PEERS', 'print_measurement', 'url_set_digest', 'MESSAGE_SIZE', 'echo_payload',
            'loopback_listener', 'json_from_child', 'failures']
 
 MESSAGE_SIZE = 64
@@ -79,3 +80,18 @@ def failures(reports):
     failed = [key for key, runs in reports.items() if any('error' in run for run in runs)]
     return ['FAILED %s: %s' % (key, [run['error'] for run in reports[key] if 'error' in run][0])
             for key in failed]
+
+
+# What a benchmark compares by default: asyncio where there is one.
+DEFAULT_PEERS = 'tinytornado' if sys.version_info[0] < 3 else 'tinytornado,asyncio'
+
+
+def print_measurement(measure):
+    """A child's ``--measure``: run `measure()` here and print its report as JSON (or
+    why it is unavailable) for the parent, which reads the last line; returns 0."""
+    try:
+        report = measure()
+    except Unavailable as exc:
+        report = {'unavailable': str(exc)}
+    print(json.dumps(report))
+    return 0

@@ -21,14 +21,14 @@ commands did what they should (SET replies OK, GETs read back what was set).
 from __future__ import absolute_import, division, print_function
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 import timeit
 
 import machine
-from common import Unavailable, failures, import_optional, json_from_child
+from common import (DEFAULT_PEERS, Unavailable, failures, import_optional, json_from_child,
+                    print_measurement)
 from report import median
 
 __all__ = ['main', 'commands_for']
@@ -194,8 +194,7 @@ def main(argv):
     parser.add_argument('--batch', type=int, default=1000)
     parser.add_argument('--rounds', type=int, default=5)
     parser.add_argument('--parser', choices=['hiredis', 'python'], default='hiredis')
-    parser.add_argument('--implementations', default='tinytornado' if sys.version_info[0] < 3
-                        else 'tinytornado,asyncio')
+    parser.add_argument('--implementations', default=DEFAULT_PEERS)
     parser.add_argument('--workloads', default=','.join(WORKLOADS),
                         help='comma-separated subset of: %s' % ', '.join(WORKLOADS))
     parser.add_argument('--measure', nargs=3, metavar=('IMPLEMENTATION', 'WORKLOAD', 'PORT'),
@@ -203,13 +202,8 @@ def main(argv):
     args = parser.parse_args(argv)
     if args.measure:
         implementation, workload, port = args.measure
-        try:
-            report = measure(implementation, workload, int(port), args.commands, args.batch,
-                             args.parser)
-        except Unavailable as exc:
-            report = {'unavailable': str(exc)}
-        print(json.dumps(report))
-        return 0
+        return print_measurement(lambda: measure(implementation, workload, int(port),
+                                                 args.commands, args.batch, args.parser))
     workloads = args.workloads.split(',')
     unknown = sorted(set(workloads) - set(WORKLOADS))
     if unknown:

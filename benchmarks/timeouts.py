@@ -25,14 +25,13 @@ from __future__ import absolute_import, division, print_function
 
 import argparse
 import functools
-import json
 import os
 import random
 import sys
 
 import machine
-from common import (Unavailable, failures, import_optional, json_from_child,
-                    loopback_listener)
+from common import (DEFAULT_PEERS, Unavailable, failures, import_optional, json_from_child,
+                    loopback_listener, print_measurement)
 from report import median
 
 __all__ = ['deadline_offsets', 'main']
@@ -172,8 +171,7 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--fetches', type=int, default=10000)
     parser.add_argument('--rounds', type=int, default=5)
-    parser.add_argument('--implementations', default='tinytornado' if sys.version_info[0] < 3
-                        else 'tinytornado,asyncio')
+    parser.add_argument('--implementations', default=DEFAULT_PEERS)
     parser.add_argument('--scenarios', default=','.join(SCENARIOS),
                         help='comma-separated subset of: %s' % ', '.join(SCENARIOS))
     parser.add_argument('--measure', nargs=3, metavar=('IMPLEMENTATION', 'SCENARIO', 'FETCHES'),
@@ -181,12 +179,7 @@ def main(argv):
     args = parser.parse_args(argv)
     if args.measure:
         implementation, scenario, fetches = args.measure
-        try:
-            report = measure(implementation, scenario, int(fetches))
-        except Unavailable as exc:
-            report = {'unavailable': str(exc)}
-        print(json.dumps(report))
-        return 0
+        return print_measurement(lambda: measure(implementation, scenario, int(fetches)))
     implementations = args.implementations.split(',')
     scenarios = args.scenarios.split(',')
     unknown = sorted(set(scenarios) - set(SCENARIOS))

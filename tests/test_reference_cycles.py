@@ -59,11 +59,20 @@ def test_with_timeout_timing_out_is_freed_without_the_collector(io_loop, virtual
     assert collector_off() == 0
 
 
-def test_queued_fetches_timing_out_are_freed_without_the_collector(io_loop, collector_off):
+@pytest.fixture
+def silent_url():
+    """The URL of a listening socket that never accepts (the kernel completes the
+    connections): fetches of it wait until they time out."""
     listener = socket.socket()
     listener.bind(('127.0.0.1', 0))
-    listener.listen(128)  # never accepts: the kernel completes the connections
-    url = 'http://127.0.0.1:%d/' % listener.getsockname()[1]
+    listener.listen(128)
+    yield 'http://127.0.0.1:%d/' % listener.getsockname()[1]
+    listener.close()
+
+
+def test_queued_fetches_timing_out_are_freed_without_the_collector(io_loop, collector_off,
+                                                                   silent_url):
+    url = silent_url
     client = AsyncHTTPClient(force_instance=True, max_clients=1)
     in_flight = client.fetch(url)  # holds the only slot throughout
     try:
@@ -79,15 +88,11 @@ def test_queued_fetches_timing_out_are_freed_without_the_collector(io_loop, coll
         in_flight.cancel()
         run_until(io_loop, io_loop.time() + 0.05)  # its coroutine ends, its socket closes
         client.close()
-        listener.close()
 
 
-def test_fetches_timing_out_in_flight_are_freed_without_the_collector(io_loop,
-                                                                        collector_off):
-    listener = socket.socket()
-    listener.bind(('127.0.0.1', 0))
-    listener.listen(128)  # never accepts: the kernel completes the connections
-    url = 'http://127.0.0.1:%d/' % listener.getsockname()[1]
+def test_fetches_timing_out_in_flight_are_freed_without_the_collector(io_loop, collector_off,
+                                                                        silent_url):
+    url = silent_url
     client = AsyncHTTPClient(force_instance=True, max_clients=51)
     # Keeps the origin's pool alive throughout (2.7's OrderedDict, in it, is a cycle).
     holder = client.fetch(url)
@@ -107,4 +112,3 @@ def test_fetches_timing_out_in_flight_are_freed_without_the_collector(io_loop,
         holder.cancel()
         run_until(io_loop, io_loop.time() + 0.05)  # its coroutine ends, its socket closes
         client.close()
-        listener.close()

@@ -8,6 +8,8 @@ after a kill too: the ``--output`` of a resumed crawl is first mended from the j
 (`output.open_output`), so that it ends with one line per finished URL. ``--resume`` takes
 the URLs and options that shape the crawl from the journal (a demo crawl's site and port
 too, where its demo server is started again), and refuses options that contradict them.
+``--redis URL --crawl-id NAME`` shares the crawl through Redis: the first process starts
+it with its URLs and options, others join it (no URL needed), taking them the same way.
 
 A user's mistake (a bad number, regex, root URL or file option) is one line on stderr and
 exit status 2, before the demo server starts or any request is made (`usage`); the exit
@@ -38,12 +40,14 @@ from .journal import Journal, contradictions
 from .linkcheck import LinkChecker, broken_link_lines
 from .output import open_output
 from .outputs import CallbackOutput, JsonLinesOutput
+from .redisclient import ConnectionError as RedisConnectionError, RedisClient
 from .progress import ProgressLine
 from .report import CrawlReport
 from .stats import failure_cause, url_report_line
 from .usage import UsageError, check_arguments, option_names
 from .urls import normalize_url
 from .workers import PER_WORKER_FILES, run_workers, worker_commands
+from .workstore import crawl_meta
 
 __all__ = ['main', 'build_parser', 'EXIT_BROKEN_LINKS', 'EXIT_USAGE', 'EXIT_NO_ROOT',
            'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
@@ -109,6 +113,8 @@ def main(argv=None):
         parser.error('--resume needs --state FILE')
     if args.resume:
         _take_journaled_args(parser, argv, args)
+    if args.redis and not (args.collect or args.status):  # those only read the crawl
+        _take_shared_args(parser, argv, args)
     try:
         check_arguments(args)
     except UsageError as e:
@@ -143,7 +149,9 @@ def main(argv=None):
             IOLoop.current().run_sync(server.close)  # _usage_error exits, in tests too.
         _usage_error(parser, _refusal_message(e, args))
     try:
-        statistics = _run(crawler, server, not args.no_progress and sys.stderr.isatty())
+        # The progress line counts a queue of this process: a shared one has none here.
+        statistics = _run(crawler, server, not args.no_progress and not args.redis and
+                          sys.stderr.isatty())
         sys.stdout.write(statistics.report())
         broken = []
         if args.link_check:
@@ -233,6 +241,34 @@ def _take_journaled_args(parser, argv, args):
             journal.close()
     except sqlite3.Error as e:
         _usage_error(parser, '--state %s: %s' % (args.state, e))
+    _take_stored_args(parser, argv, args, stored, '--resume', "the journal's")
+
+
+def _take_shared_args(parser, argv, args):
+    """Set `args` of a worker joining the ``--redis`` crawl to its URLs and options, as
+    `_take_journaled_args` does; a crawl not started yet is started with those given."""
+    if not args.crawl_id:
+        _usage_error(parser, '--redis needs --crawl-id NAME')
+    if args.state or args.resume:
+        _usage_error(parser, '--redis keeps the crawl in Redis: no --state or --resume')
+    try:
+        client = RedisClient(args.redis)
+    except ValueError as e:
+        _usage_error(parser, '--redis %s: %s' % (args.redis, e))
+    try:
+        meta = IOLoop.current().run_sync(lambda: crawl_meta(client, args.crawl_id))
+    except (RedisConnectionError, ValueError) as e:
+        _usage_error(parser, '--redis %s: %s' % (args.redis, e))
+    finally:
+        client.close()
+    if meta is not None:
+        _take_stored_args(parser, argv, args, dict(meta['options'], roots=meta['roots']),
+                          '--redis', "the crawl's")
+
+
+def _take_stored_args(parser, argv, args, stored, flag, whose):
+    """Set `args` to the options in `stored` (and its roots); exit 2 naming each option
+    given that contradicts them (`flag`, `whose`: how the message names the two)."""
     given = argparse.Namespace(**dict.fromkeys(vars(args)))  # None: not on the command line
     parser.parse_args(argv, given)
     given = dict((name, value) for name, value in vars(given).items()
@@ -244,9 +280,9 @@ def _take_journaled_args(parser, argv, args):
             _usage_error(parser, str(e))
     wrong = contradictions(given, stored)
     if wrong:
-        _usage_error(parser, '--resume: ' + '; '.join(
-            "%s contradicts the journal's %s" % (_option_text(parser, name, given[name]),
-                                                 _option_text(parser, name, stored[name]))
+        _usage_error(parser, flag + ': ' + '; '.join(
+            "%s contradicts %s %s" % (_option_text(parser, name, given[name]), whose,
+                                      _option_text(parser, name, stored[name]))
             for name in wrong))
     for name, value in stored.items():
         if hasattr(args, name):  # the others are the Crawler's own to take back

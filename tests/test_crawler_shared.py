@@ -1,0 +1,96 @@
+"""The crawler over a shared work store in a real redis-server (tests/redis_server.py):
+one crawl through Redis gets what the in-memory crawl gets; two Crawlers, each with a
+store and a client of its own (two workers), share one crawl, each URL once, within the
+per-host cap as the test server counts it; a joining command line that contradicts the
+crawl's options exits 2.
+"""
+from __future__ import absolute_import, division, print_function
+
+import pytest
+
+from tinytornado.crawler.__main__ import EXIT_USAGE, main
+from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.engine import Crawler, WorkItem
+from tinytornado.crawler.redisclient import RedisClient
+from tinytornado.crawler.workstore import SharedWorkStore
+
+from crawler_sites import UNTHROTTLED, UNTHROTTLED_ARGS, unthrottled
+
+
+def statuses(statistics):
+    return dict((statistic.url, statistic.status) for statistic in statistics.done)
+
+
+def urls(statistics):
+    return sorted(statistic.url for statistic in statistics.done)
+
+
+@pytest.fixture
+def shared_stores(start_redis_server, io_loop):
+    """``shared_stores(crawl_id, n)`` -> n SharedWorkStores of one crawl, each on a client
+    of its own (a worker process each), of one redis-server."""
+    server, clients = [], []
+
+    def make(crawl_id, n):
+        if not server:
+            server.append(start_redis_server())
+        new = [RedisClient(server[0].url(), backoff_base=0.01) for _ in range(n)]
+        clients.extend(new)
+        return [SharedWorkStore(client, crawl_id, WorkItem) for client in new]
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.mark.gen_test(timeout=60)
+def test_a_crawl_through_redis_gets_the_in_memory_crawl(serve, start_redis_server):
+    server, origin = serve(Site(seed=3, pages=60))
+    alone = yield Crawler([origin + '/'], max_tasks=5, **UNTHROTTLED).crawl()
+    redis = start_redis_server()
+    shared = yield Crawler([origin + '/'], redis=redis.url(), crawl_id='one', max_tasks=5,
+                           **UNTHROTTLED).crawl()
+    assert len(alone.done) > 60
+    assert statuses(shared) == statuses(alone)
+    assert shared.urls == alone.urls and shared.todo == 0
+
+
+@pytest.mark.gen_test(timeout=60)
+def test_two_workers_share_a_crawl_each_url_once(serve, shared_stores):
+    # Slow pages, one task each: each worker holds a lease while the other asks for one.
+    site = Site(seed=4, pages=30, slow_fraction=1.0, slow_delay=0.02)
+    server, origin = serve(site)
+    alone = yield Crawler([origin + '/'], **UNTHROTTLED).crawl()
+    first, second = [Crawler([origin + '/'], store=store, max_tasks=1, **UNTHROTTLED)
+                     for store in shared_stores('two', 2)]
+    one, other = yield [first.crawl(), second.crawl()]
+    assert urls(one) and urls(other)
+    assert sorted(urls(one) + urls(other)) == urls(alone)
+
+
+@pytest.mark.gen_test(timeout=60)
+def test_the_per_host_cap_holds_across_workers(serve, shared_stores):
+    site = Site(seed=5, pages=30, slow_fraction=1.0, slow_delay=0.02)
+    server, origin = serve(site)
+    crawlers = [Crawler([origin + '/'], store=store, max_tasks=4,
+                        **unthrottled(dict(max_per_host=2)))
+                for store in shared_stores('capped', 3)]
+    results = yield [crawler.crawl() for crawler in crawlers]
+    everything = sum((urls(statistics) for statistics in results), [])
+    assert len(everything) == len(set(everything)) > 30
+    assert server.peak_active == 2
+
+
+def test_a_joining_worker_that_contradicts_the_crawl_exits_2(start_redis_server, capsys):
+    redis = start_redis_server()
+    common = ['--redis', redis.url(), '--crawl-id', 'cli', '--no-progress', '-q']
+    assert main(common + ['--demo', '--demo-pages', '20', '--max-depth', '2'] +
+                UNTHROTTLED_ARGS) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(common + ['--max-depth', '3'])
+    assert exited.value.code == EXIT_USAGE
+    assert capsys.readouterr().err == (
+        "tinycrawl: error: --redis: --max-depth 3 contradicts the crawl's --max-depth 2\n")
+    # Without contradictions a late worker joins: the crawl is over, it finds no work.
+    assert main(common + ['--max-depth', '2']) == 0
+    assert 'Done: 0' in capsys.readouterr().out
