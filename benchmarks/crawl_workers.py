@@ -57,23 +57,39 @@ def summary_urls(summary, workers):
     return total
 
 
+def process_cpu_seconds(pid):
+    """CPU seconds (user + system) process `pid` has used so far (Linux's /proc)."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf('SC_CLK_TCK'))
+
+
+def children_cpu_seconds():
+    times = os.times()
+    return times[2] + times[3]
+
+
 def run_once(server, redis, mode, max_tasks, work_dir, run_number):
-    """Pages/s of one run of `mode` (its number of workers, 0: plain)."""
+    """(pages/s, the crawl processes' CPU seconds, redis-server's) of one run of `mode`
+    (its number of workers, 0: plain)."""
     summary = os.path.join(work_dir, 'summary-%d.json' % run_number)
     command = crawl_command(server.root_url, mode, max_tasks, redis.url(),
                             'bench-%d' % run_number, summary)
     env = dict(os.environ, PYTHONPATH=ROOT)
+    redis_cpu, crawl_cpu = process_cpu_seconds(redis.process.pid), children_cpu_seconds()
     started = time.time()
     with open(os.devnull, 'wb') as devnull:
         status = subprocess.call(command, cwd=ROOT, env=env, stdout=devnull)
     elapsed = time.time() - started
+    crawl_cpu = children_cpu_seconds() - crawl_cpu
+    redis_cpu = process_cpu_seconds(redis.process.pid) - redis_cpu
     if status != 0:
         raise RuntimeError('%s exited %d' % (' '.join(command), status))
     urls = summary_urls(summary, mode)
     if urls != server.expected[0]:
         raise RuntimeError('%d workers fetched %d URLs, not the site\'s %d'
                            % (mode, urls, server.expected[0]))
-    return urls / elapsed
+    return urls / elapsed, crawl_cpu, redis_cpu
 
 
 def median(values):
@@ -83,7 +99,7 @@ def median(values):
 
 
 def measure(pages, rounds, max_tasks):
-    """{mode name: [pages/s per round]}."""
+    """{mode name: [(pages/s, crawl CPU s, redis CPU s) per round]}."""
     program = redis_server_path()
     if program is None:
         raise SystemExit('redis-server is not installed (apt-get install -y redis-server)')
@@ -104,21 +120,25 @@ def measure(pages, rounds, max_tasks):
     return rates
 
 
-def report(rates, pages, max_tasks, cores):
+def report(runs, pages, max_tasks, cores):
+    rates = dict((name, [run[0] for run in results]) for name, results in runs.items())
     plain = median(rates['plain'])
-    lines = ['%d-page site, --max-tasks %d per process, %d cores, medians of %d rounds'
+    lines = ['%d-page site, --max-tasks %d per process, %d cores, medians of %d rounds; CPU: '
+             'seconds used by the crawl\'s processes and by redis-server'
              % (pages, max_tasks, cores, len(rates['plain'])),
-             '| run | pages/s | vs plain | rounds |', '| --- | ---: | ---: | --- |']
+             '| run | pages/s | vs plain | crawl CPU s | redis CPU s | rounds (pages/s) |',
+             '| --- | ---: | ---: | ---: | ---: | --- |']
     for name, _ in MODES:
-        lines.append('| %s | %.0f | %.2fx | %s |' % (
+        lines.append('| %s | %.0f | %.2fx | %.2f | %.2f | %s |' % (
             name, median(rates[name]), median(rates[name]) / plain,
+            median([run[1] for run in runs[name]]), median([run[2] for run in runs[name]]),
             ', '.join('%.0f' % rate for rate in rates[name])))
     one, two = median(rates['1 worker']), median(rates['2 workers'])
     four = median(rates['4 workers'])
     lines += ['', '2 workers / 1 worker: %.2fx; 4 workers / 2 workers: %.2fx.'
               % (two / one, four / two),
               'On %d cores, nginx, redis-server and the workers share the CPUs: past %d busy '
-              'workers a process only takes time from another.' % (cores, cores)]
+              'processes a worker only takes time from another.' % (cores, cores)]
     return '\n'.join(lines)
 
 
@@ -128,8 +148,8 @@ def main(argv=None):
     parser.add_argument('--rounds', type=int, default=3)
     parser.add_argument('--max-tasks', type=int, default=20)
     args = parser.parse_args(argv)
-    rates = measure(args.pages, args.rounds, args.max_tasks)
-    print(report(rates, args.pages, args.max_tasks, multiprocessing.cpu_count()))
+    runs = measure(args.pages, args.rounds, args.max_tasks)
+    print(report(runs, args.pages, args.max_tasks, multiprocessing.cpu_count()))
 
 
 if __name__ == '__main__':
