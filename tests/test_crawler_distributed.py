@@ -275,3 +275,19 @@ def test_a_redis_restart_mid_crawl_loses_nothing(serve, start_redis_server, tmpd
     collected = crawl.collected_urls()
     assert set(written) == expected == set(collected)
     assert max(written.values()) == 1 and max(collected.values()) == 1
+
+
+@waits_for_processes
+@one_loop_kind
+def test_workers_option_crawls_in_n_processes_with_a_file_each(serve, redis_server, tmpdir):
+    site, _, root = site_and_root(serve, slow_fraction=0.2, slow_delay=0.05)
+    crawl = Crawl(redis_server, root, str(tmpdir))
+    output = os.path.join(str(tmpdir), 'out.jsonl')
+    crawl.workers[0] = crawl.spawn(crawl.command(sys.executable, root, '--workers', '3',
+                                                 '--output', output, *WORKER_ARGS), 'parent')
+    crawl.outputs = ['%s.%d' % (output, n) for n in (1, 2, 3)]
+    yield crawl.wait_all()
+    assert crawl.log('parent').count('Finished ') == 3  # each worker's report
+    urls = crawl.worker_urls()
+    assert max(urls.values()) == 1
+    assert set(urls) == (yield single_process_urls(root, str(tmpdir)))
