@@ -31,6 +31,7 @@ import sys
 from tinytornado import gen
 from tinytornado.ioloop import IOLoop
 
+from .collect import run_view, shared_mistake
 from .demo import start_demo_server
 from .demosite import Site
 from .crawloptions import OPTIONS, add_arguments
@@ -45,6 +46,7 @@ from .report import CrawlReport
 from .stats import failure_cause, url_report_line
 from .usage import UsageError, check_arguments, option_names
 from .urls import normalize_url
+from .workers import PER_WORKER_FILES, run_workers, worker_commands
 from .workstore import crawl_meta
 
 __all__ = ['main', 'build_parser', 'EXIT_BROKEN_LINKS', 'EXIT_USAGE', 'EXIT_NO_ROOT',
@@ -63,6 +65,7 @@ exit statuses:
   2    a mistake on the command line (nothing was fetched), or a file option
        that could not be written
   3    no root URL could be fetched at all (stderr says why)
+  4    --collect or --status could not reach the crawl's Redis
   130  interrupted by Ctrl-C or SIGTERM (the report is printed)
   141  stdout was closed before the report was written (as by `| head`)
 """
@@ -110,12 +113,14 @@ def main(argv=None):
         parser.error('--resume needs --state FILE')
     if args.resume:
         _take_journaled_args(parser, argv, args)
-    if args.redis:
+    if args.redis and not (args.collect or args.status):  # those only read the crawl
         _take_shared_args(parser, argv, args)
     try:
         check_arguments(args)
     except UsageError as e:
         _usage_error(parser, str(e))
+    if args.workers or args.collect or args.status:
+        return _run_shared(parser, args, sys.argv[1:] if argv is None else argv)
     if not args.roots and not args.resume:
         args.demo = True  # A first run with no URL works offline.
 
@@ -170,6 +175,20 @@ def main(argv=None):
     if report is not None:
         report.write(args.report, statistics, crawler.roots)
     return _exit_status(parser, statistics, broken)
+
+
+def _run_shared(parser, args, argv):
+    """--workers (workers.py), --collect or --status (collect.py) of a --redis crawl."""
+    mistake = shared_mistake(args)
+    if mistake is not None:
+        _usage_error(parser, mistake)
+    if args.workers:
+        files = dict((name, getattr(args, name)) for name in PER_WORKER_FILES)
+        return run_workers(worker_commands(argv, args.workers, files))
+    try:
+        return run_view(args, lambda text: _say(parser, text))
+    except UsageError as e:
+        _usage_error(parser, str(e))
 
 
 def _usage_error(parser, message):

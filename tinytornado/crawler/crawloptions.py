@@ -153,6 +153,21 @@ OPTIONS = (
     Option('quiet', False, BOOL, 'only errors in the log', cli=('-q', '--quiet'), api=False),
     Option('no_progress', False, BOOL, 'no progress line on stderr', cli='--no-progress',
            api=False),
+    # Several processes and machines over one crawl on Redis (collect.py, workers.py).
+    Option('lease_seconds', 60.0, FLOAT, 'with --redis: how long a URL stays with this '
+           'process before another may take it (a killed process\'s URLs come back after '
+           'it); longer than the slowest try of a URL', cli='--lease-seconds',
+           metavar='SECONDS', limits=_POSITIVE),
+    Option('workers', 0, INT, 'start N worker processes of this command line (each with '
+           'its own --output FILE.1, FILE.2...), forward Ctrl-C to them, exit with the '
+           'worst status; 0: crawl in this process', cli='--workers', metavar='N',
+           api=False, limits=_AT_LEAST_0),
+    Option('collect', None, FILE, "write the --redis crawl's results, one JSON line per URL, "
+           'to FILE until the crawl is over; run again after a kill, it goes on where it '
+           'stopped (its place is kept in FILE.position)', cli='--collect', metavar='FILE',
+           api=False, file_access=os.R_OK | os.W_OK),
+    Option('status', False, BOOL, "show the progress of the whole --redis crawl and exit",
+           cli='--status', api=False),
     Option('backoff', 1.0, FLOAT, 'first pause of a failing host, in seconds; it doubles '
            'with each failure in a row', journaled=True),
     Option('max_backoff', 60.0, FLOAT, 'the longest pause of a failing host',

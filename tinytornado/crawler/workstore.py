@@ -78,7 +78,7 @@ def open_work_store(options, item_type):
             raise ValueError('state is for a crawl of one process: a redis crawl keeps '
                              'its work in Redis')
         return SharedWorkStore(RedisClient(options.redis), options.crawl_id, item_type,
-                               own_client=True)
+                               lease_seconds=options.lease_seconds, own_client=True)
     if options.state is None:
         return MemoryWorkStore()
     return SqliteWorkStore(options.state, options.resume)
