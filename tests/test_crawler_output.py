@@ -116,3 +116,14 @@ def test_open_output_of_a_resumed_crawl_mends_then_appends(journal, path):
     with open_output(path, journal.path) as output:
         output.write(resumed)
     assert read(path) == lines[2] + lines[0] + lines[1] + resumed.encode('utf-8')
+
+
+def test_a_shared_crawls_worker_keeps_its_whole_lines_and_appends(path):
+    lines = whole_lines()
+    write(path, lines[0] + lines[1][:20])  # killed while writing its second line
+    with open_output(path, shared=True) as output:
+        output.write(lines[2].decode('utf-8'))
+    assert read(path) == lines[0] + lines[2]
+    with open_output(str(path) + '.new', shared=True) as output:  # no file yet
+        output.write(lines[1].decode('utf-8'))
+    assert read(str(path) + '.new') == lines[1]

@@ -329,7 +329,8 @@ def _open_output(args):
     if not args.output:
         return None
     try:
-        return open_output(args.output, args.state if args.resume else None)
+        return open_output(args.output, args.state if args.resume else None,
+                           shared=bool(args.redis))
     except ValueError as e:
         raise UsageError('--output %s: %s' % (args.output, e))
     except (IOError, OSError) as e:  # checked before, but the check cannot see it all

@@ -26,15 +26,21 @@ def statistic_line(fields):
     return six.ensure_text(json.dumps(fields, sort_keys=True)) + u'\n'
 
 
-def open_output(path, state=None):
+def open_output(path, state=None, shared=False):
     """Open the file at `path` (UTF-8 text) for a crawl to write its lines to.
 
     A new crawl (`state` None) starts the file empty. A crawl resuming from the journal
-    at `state` appends to it, once `mend_output` has made it whole.
+    at `state` appends to it, once `mend_output` has made it whole. A worker of a `shared`
+    crawl (on Redis) keeps the file's whole lines, from its earlier runs, and appends: a
+    torn last line is cut (its URL is in the crawl's results, which ``--collect`` drains).
 
     Raises:
         ValueError: a whole line of the file is not a crawl's output line.
     """
+    if shared:
+        if os.path.exists(path):
+            _cut_torn_line(path)
+        return io.open(path, 'a', encoding='utf-8')
     if state is None:
         return io.open(path, 'w', encoding='utf-8')
     journal = Journal(state)
