@@ -1,8 +1,9 @@
 """The crawler over a shared work store in a real redis-server (tests/redis_server.py):
 one crawl through Redis gets what the in-memory crawl gets; two Crawlers, each with a
 store and a client of its own (two workers), share one crawl, each URL once, within the
-per-host cap as the test server counts it; a joining command line that contradicts the
-crawl's options exits 2.
+per-host cap as the test server counts it, and each worker's robots.txt spaced from the
+pages by the crawl's delay or the Crawl-delay, as the test server sees the requests
+arrive; a joining command line that contradicts the crawl's options exits 2.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -14,7 +15,13 @@ from tinytornado.crawler.engine import Crawler, WorkItem
 from tinytornado.crawler.redisclient import RedisClient
 from tinytornado.crawler.workstore import SharedWorkStore
 
-from crawler_sites import UNTHROTTLED, UNTHROTTLED_ARGS, unthrottled
+from crawler_sites import (
+    UNTHROTTLED, UNTHROTTLED_ARGS, Pages, links, request_log, robots_txt, unthrottled,
+)
+
+# Hand-outs are spaced on Redis's clock, requests arrive a little after them: the gaps
+# the server sees may fall short of the delay by that little.
+TOLERANCE = 0.9
 
 
 def statuses(statistics):
@@ -78,6 +85,48 @@ def test_the_per_host_cap_holds_across_workers(serve, shared_stores):
     everything = sum((urls(statistics) for statistics in results), [])
     assert len(everything) == len(set(everything)) > 30
     assert server.peak_active == 2
+
+
+def spaced_site(robots):
+    """A root linking to three pages, and robots.txt `robots`."""
+    pages = dict(('/p%d' % n, '') for n in range(3))
+    pages['/'] = links(*sorted(pages))
+    pages['/robots.txt'] = robots_txt(robots)
+    return Pages(pages)
+
+
+def assert_spaced(log, results, delay):
+    """Every request (robots.txt too) `delay` after the one before; every URL once, in
+    one try."""
+    times = [when for _, when in log]
+    assert min(later - earlier for earlier, later in zip(times, times[1:])) >= (
+        delay * TOLERANCE)
+    done = sum((list(statistics.done) for statistics in results), [])
+    assert sorted(statistic.url.split('/', 3)[3] for statistic in done) == [
+        '', 'p0', 'p1', 'p2']
+    assert set(statistic.tries for statistic in done) == set([1])
+
+
+@pytest.mark.gen_test(timeout=60)
+def test_robots_txt_and_pages_keep_the_delay_across_workers(serve, shared_stores):
+    server, origin = serve(spaced_site('User-agent: *\n'))
+    log = request_log(server)
+    crawlers = [Crawler([origin + '/'], store=store, max_tasks=2,
+                        **unthrottled(dict(delay=0.3)))
+                for store in shared_stores('robots', 2)]
+    results = yield [crawler.crawl() for crawler in crawlers]
+    assert [path for path, _ in log].count('/robots.txt') in (1, 2)  # once per worker
+    assert_spaced(log, results, 0.3)
+
+
+@pytest.mark.gen_test(timeout=60)
+def test_robots_txt_and_pages_keep_the_crawl_delay(serve, start_redis_server):
+    server, origin = serve(spaced_site('User-agent: *\nCrawl-delay: 0.3\n'))
+    log = request_log(server)
+    statistics = yield Crawler([origin + '/'], redis=start_redis_server().url(),
+                               crawl_id='crawl-delay', max_tasks=2, **UNTHROTTLED).crawl()
+    assert [path for path, _ in log][0] == '/robots.txt'
+    assert_spaced(log, [statistics], 0.3)
 
 
 def test_a_joining_worker_that_contradicts_the_crawl_exits_2(start_redis_server, capsys):

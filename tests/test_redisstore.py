@@ -284,6 +284,42 @@ def test_a_retry_after_a_delay(new_store):
     assert ms(store.lease_time(again)) >= ms(before) + 300
 
 
+def test_put_back_keeps_the_try_and_the_place_and_waits_the_delay(new_store):
+    store, other = new_store(delay=0.3), new_store(delay=0.3)
+    yield store.admit([item('http://a/1', tries=2), item('http://a/2')])
+    leased = yield store.lease()
+    before = yield server_time(store)
+    assert (yield store.put_back(leased)) is True
+    status = yield store.status()
+    assert (status['queued'], status['leased'], status['delayed']) == (2, 0, 0)
+    with pytest.raises(ValueError):
+        store.put_back(leased)  # the lease is released
+    # Another worker gets it, before a/2, its tries as they were, the delay after now.
+    again = yield other.lease()
+    assert again == item('http://a/1', tries=2)
+    assert ms(other.lease_time(again)) >= ms(before) + 300
+    yield other.done(again, record(again.url))
+    assert (yield lease_all(store)) == ['http://a/2']
+
+
+def test_put_back_waits_the_hosts_own_delay_and_not_after_a_lost_lease(new_store):
+    dying, store = new_store(lease_seconds=0.1), new_store()
+    yield store.admit(items('http://a/1'))
+    yield store.set_host_delay('a', 0.25)
+    lost = yield dying.lease()
+    yield gen.sleep(0.2)
+    assert (yield store.reclaim()) == 1
+    assert (yield dying.put_back(lost)) is False  # nothing happened
+    leased = yield store.lease()
+    yield store.admit(items('http://b/1'))
+    before = yield server_time(store)
+    yield store.put_back(leased)
+    first, second = yield [store.lease(), store.lease()]
+    assert [first.url, second.url] == ['http://b/1', 'http://a/1']
+    assert ms(store.lease_time(second)) >= ms(before) + 250
+    assert second.tries == 0
+
+
 def test_start_or_join_and_meta(new_store):
     first, second = new_store(), new_store()
     options = {'roots': ['http://a/'], 'max_depth': 3}

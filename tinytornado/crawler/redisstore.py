@@ -14,6 +14,9 @@ Futures already resolved). Items are WorkItem-like: ``url host depth max_redirec
   report `item` either, since whoever holds it now will.
 - ``retry(item, delay)`` -> Future of True (False if the lease was lost): the item goes
   back to the front of its host's queue with one more try, ready after `delay` seconds.
+- ``put_back(item)`` -> Future of True (False if the lease was lost): the item goes back to
+  the front of its host's queue as it was (no try was made: robots.txt was read in its
+  lease), and its host is next handed out its delay after now.
 - ``lease_time(item)`` -> the time (seconds since the epoch, the store's clock) `item`
   was leased to this store.
 - ``pause_host(host, seconds)``, ``set_host_delay(host, seconds)`` -> Future of None.
@@ -311,6 +314,18 @@ return remember({'done', admit(10)})
 """
 
 # ARGV[7] url, ARGV[8] token, ARGV[9] delay in ms.
+# ARGV[7] url, ARGV[8] token. The lease's request (robots.txt) went out after its
+# hand-out: the host's delay counts again from now.
+_PUT_BACK = """
+local reply = replayed()
+if reply then return reply end
+local text = release()
+if not text then return remember({0}) end
+redis.call('HSET', P .. 'handed', host_of(text), NOW)
+requeue(text)
+return remember({1})
+"""
+
 _RETRY = """
 local reply = replayed()
 if reply then return reply end
@@ -361,7 +376,8 @@ return {tonumber(counts[1] or '0'), redis.call('ZCARD', P .. 'delayed'),
 """
 
 _SCRIPTS = dict(admit=_ADMIT, start=_START, lease=_LEASE, done=_DONE, retry=_RETRY,
-                pause=_PAUSE, set_delay=_SET_DELAY, reclaim=_RECLAIM, status=_STATUS)
+                put_back=_PUT_BACK, pause=_PAUSE, set_delay=_SET_DELAY, reclaim=_RECLAIM,
+                status=_STATUS)
 
 _ATTEMPTS = 3  # sends of a call; a Redis restart costs one
 
@@ -411,6 +427,7 @@ class RedisWorkStore(object):
         self.prefix = crawl_prefix(crawl_id)
         self.item_type = item_type
         self.hashed_seen = hashed_seen
+        self.delay = delay
         self._exact_seen = self.prefix + 'seen'
         self._bucket_shift = 64 - (seen_buckets.bit_length() - 1)
         self.poll_interval = poll_interval
@@ -478,11 +495,22 @@ class RedisWorkStore(object):
         Raises:
             ValueError: (at once) `item` is not leased to this store.
         """
-        return self._retry(item, self._token(item), delay)
+        return self._give_back('retry', item, self._token(item), [_milliseconds(delay)])
+
+    def put_back(self, item):
+        """Put `item` back as it was (no try was made), before its host's others, and
+        hand out nothing more of its host until the host's delay has passed from now; a
+        Future of False if the lease was lost (nothing happened), else True.
+
+        Raises:
+            ValueError: (at once) `item` is not leased to this store.
+        """
+        return self._give_back('put_back', item, self._token(item), [])
 
     @gen.coroutine
-    def _retry(self, item, token, delay):
-        reply = yield self._run('retry', [item.url, token, _milliseconds(delay)])
+    def _give_back(self, name, item, token, arguments):
+        """End the lease of `item` by script `name`: True, or False if it was lost."""
+        reply = yield self._run(name, [item.url, token] + arguments)
         self._ended(item, token)
         raise gen.Return(reply[0] == 1)
 

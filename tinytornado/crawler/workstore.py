@@ -18,12 +18,12 @@ with Futures already resolved, which a coroutine goes through without a loop pas
 hot path costs one call more per URL than the bare frontier.
 
 What the in-process stores do that the shared one cannot (a failing host's URLs failed
-without a try, `remove_pending`; a URL put back for its host's turn after robots.txt,
-`put_back`; the journal of a resume) keeps the crawl of one process exactly what it was.
-In the shared store a URL of a host this process gave up is refused when leased, and
-AutoThrottle is off: the delay between two hand-outs to a host is the store's, fixed,
-crawl-wide (`delay`, or the throttle's `start_delay` when none is given), since each
-process's adapted delay would disagree with the others'.
+without a try, `remove_pending`; the journal of a resume) keeps the crawl of one process
+exactly what it was. All of them put a URL back for its host's turn after robots.txt
+was read in its lease (`put_back`). In the shared store a URL of a host this process
+gave up is refused when leased, and AutoThrottle is off: the delay between two hand-outs
+to a host is the store's, fixed, crawl-wide (`delay`, or the throttle's `start_delay`
+when none is given), since each process's adapted delay would disagree with the others'.
 
 Invariant of the in-process stores: every item leased (or removed with
 `remove_pending`) is released once, by `done`, `retry`, `abandon`, `put_back` or
@@ -372,6 +372,11 @@ class SharedWorkStore(object):
         self._leased -= 1
         return self.store.retry(item)
 
+    def put_back(self, item):
+        """Put `item` back as it was, its host next asked its delay from now."""
+        self._leased -= 1
+        return self.store.put_back(item)
+
     # A stopped crawl gives its failed item back with the try counted, as a journal
     # keeps it.
     abandon = retry
@@ -440,25 +445,29 @@ class SharedHosts(object):
     and robots.txt's Crawl-delays go to the store, for the whole crawl.
 
     The store spaces its hand-outs, not the requests: a request needs no telling
-    (`request_started`), and a URL whose robots.txt was just read is not put back for a
-    turn (`host_delay` is 0): each process reads a site's robots.txt once, in the lease of
-    the first URL of the site it gets, right before that URL's request.
+    (`request_started`). Each process reads a site's robots.txt once, in the lease of the
+    first URL of the site it gets; a host with a delay (`host_delay`: its Crawl-delay,
+    else the crawl's) then has that URL put back (`SharedWorkStore.put_back`), its next
+    hand-out the delay after, so that robots.txt and the page are spaced as two pages are.
     """
 
     def __init__(self, store):
         self.store = store
         self.io_loop = IOLoop.current()
+        self._delays = {}  # host -> the Crawl-delay this process read for it
 
     def request_started(self, key):
         return _UNSPACED
 
     def host_delay(self, key):
-        return 0.0
+        """Seconds between two hand-outs to host `key`, crawl-wide."""
+        return self._delays.get(key, self.store.delay)
 
     def pause_host(self, key, seconds):
         self._sent(self.store.pause_host(key, seconds))
 
     def set_host_delay(self, key, delay):
+        self._delays[key] = delay
         self._sent(self.store.set_host_delay(key, delay))
 
     def _sent(self, future):
