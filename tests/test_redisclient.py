@@ -183,6 +183,25 @@ def test_auth_and_select_come_from_the_url(start_redis_server, io_loop):
 
 
 @pytest.mark.gen_test(timeout=30)
+def test_commands_wait_while_a_restarted_server_loads_its_dataset(start_redis_server,
+                                                                  reader_class, io_loop):
+    server = start_redis_server(**{'enable-debug-command': 'yes'})
+    client = RedisClient(server.url(), backoff_base=0.01, backoff_max=0.05, wait_timeout=60,
+                         reader_class=reader_class)
+    try:
+        yield client.execute('DEBUG', 'POPULATE', 1000000)
+        yield client.execute('SAVE')  # dump.rdb, read back at the start
+        server.stop()
+        yield wait_until(lambda: client.state == redisclient.CONNECTING)
+        # Started in a thread, so the client tries while the server listens but loads.
+        restarted = io_loop.run_in_executor(None, server.start)
+        assert (yield client.execute('DBSIZE')) == 1000000
+        yield restarted
+        assert 'is loading its dataset' in str(client.last_error)
+    finally:
+        client.close()
+
+
 def test_a_server_killed_and_restarted_under_the_client(start_redis_server, reader_class):
     server = start_redis_server(appendonly='yes', appendfsync='always')
     client = RedisClient(server.url(), backoff_base=0.01, backoff_max=0.1, wait_timeout=20,

@@ -16,13 +16,15 @@ jitter so that many clients do not hammer a restarting server in step). Commands
 while it has no connection wait, in order, and go out first on the new one; each waits
 at most `wait_timeout` seconds and then fails with a ConnectionError that says why the
 client could not connect. AUTH and SELECT (from the URL) run on every new connection
-before those commands.
+before those commands, then a PING: a server that has just restarted answers LOADING
+until its dataset is read back (from the append-only file), and a connection counts as
+made only once it answers, so no command meets that error.
 
 Lua scripts (`register_script`) run by EVALSHA; the first NOSCRIPT (a new server, a
 restart without persistence of the script cache, SCRIPT FLUSH) is answered by one EVAL,
 which also loads the script for the next calls.
 
-Not wired into the crawler yet: the Redis work store of issue 17 is built on it later.
+The crawl's shared work store (`redisstore`) is built on it.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -310,16 +312,16 @@ class RedisClient(object):
 
     def _attempt_failed(self, error):
         self.last_error = error
-        if isinstance(error, ReplyError):
-            # AUTH or SELECT refused: the URL is wrong for this server, and waiting out
-            # the timeout would only hide it. Later commands still wait for a retry,
-            # since the server's configuration may change.
-            self._fail_queued(ConnectionError('%s refused the connection setup: %s' % (
-                self.url, error)))
+        if isinstance(error, (ReplyError, ProtocolError)):
+            # AUTH or SELECT refused, or no RESP spoken: the URL is wrong for this server,
+            # and waiting out the timeout would only hide it. Later commands still wait
+            # for a retry, since the server's configuration may change.
+            self._fail_queued(ConnectionError('%s refused the connection setup: %s: %s' % (
+                self.url, type(error).__name__, error)))
 
     @gen.coroutine
     def _open(self):
-        """A new stream with AUTH and SELECT done, and the reader of its replies."""
+        """A new stream with AUTH, SELECT and PING done, and the reader of its replies."""
         address = self.address
         stream = yield self._tcp_client.connect(address.host, address.port,
                                                 timeout=self.connect_timeout)
@@ -327,13 +329,15 @@ class RedisClient(object):
         reader = new_reader(self.reader_class)
         setup = self._setup_commands()
         try:
-            if setup:
-                stream.write(pack_commands(setup))
-                deadline = self.io_loop.time() + self.connect_timeout
-                for _ in setup:
-                    reply = yield gen.with_timeout(deadline, _read_reply(stream, reader))
-                    if isinstance(reply, ReplyError):
-                        raise reply
+            stream.write(pack_commands(setup))
+            deadline = self.io_loop.time() + self.connect_timeout
+            for command in setup:
+                reply = yield gen.with_timeout(deadline, _read_reply(stream, reader))
+                if isinstance(reply, ReplyError):
+                    if reply.code == 'LOADING':  # not refused: not ready yet
+                        raise ConnectionError('%s is loading its dataset' % self.url)
+                    if command[0] != 'PING':  # PING's other errors (NOAUTH) are the
+                        raise reply           # commands' to meet
         except Exception:
             stream.close()
             raise
@@ -347,6 +351,7 @@ class RedisClient(object):
                             if address.username else ('AUTH', address.password))
         if address.db:
             commands.append(('SELECT', address.db))
+        commands.append(('PING',))
         return commands
 
     def _connected(self, stream, reader):
