@@ -80,10 +80,11 @@ def test_first_and_pop_first():
     assert list(queue) == [(3.0, 'd')]
 
 
-def test_rebuilt_queue_keeps_ties_in_order_and_accepts_pushes():
+def test_a_queue_rebuilt_by_retain_keeps_ties_in_order_and_accepts_pushes():
     entries = random_entries(3 * LOAD, 30, seed=4)
-    kept = [entry for entry in pushed(entries) if entry[1] % 3]
-    queue = TimerQueue(kept)
+    queue = pushed(entries)
+    kept = [entry for entry in queue if entry[1] % 3]
+    queue.retain(set(payload for _, payload in kept))
     assert list(queue) == kept
     queue.push(-1.0, 'new first')
     queue.push(100.0, 'new last')

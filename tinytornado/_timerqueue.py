@@ -18,7 +18,6 @@ must walk (with integer payloads they add no object it tracks at all).
 from __future__ import absolute_import, division, print_function
 
 from bisect import bisect_right
-from operator import itemgetter
 
 __all__ = ['TimerQueue']
 
@@ -29,10 +28,8 @@ class TimerQueue(object):
     """Payloads in deadline order; iterating yields ``(deadline, payload)`` pairs."""
     __slots__ = ('_deadlines', '_payloads', '_maxes', 'length')
 
-    def __init__(self, entries=()):
-        # A stable sort: entries taken from a queue in its order keep their FIFO ties.
-        entries = sorted(entries, key=itemgetter(0))
-        self._fill([deadline for deadline, _ in entries], [payload for _, payload in entries])
+    def __init__(self):
+        self._fill([], [])
 
     def _fill(self, deadlines, payloads):
         """Hold `payloads` at `deadlines`, two parallel lists in queue order."""
