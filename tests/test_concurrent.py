@@ -58,6 +58,14 @@ def test_setting_twice_is_a_clear_error():
     with pytest.raises(InvalidStateError):
         future.set_exception(ValueError())
     assert future.result() == 1
+    with pytest.raises(InvalidStateError) as info:
+        future.set_cancelled()
+    assert 'set_cancelled() on a Future that is already done' in str(info.value)
+    cancelled = Future()
+    cancelled.set_cancelled()
+    with pytest.raises(InvalidStateError) as info:
+        cancelled.set_cancelled()
+    assert 'already cancelled' in str(info.value) and cancelled.cancelled()
 
 
 def test_result_reraises_with_original_traceback():

@@ -446,7 +446,27 @@ def test_http_request_object_and_its_copy_of_headers(client, http_server):
         client.fetch(request, method='POST')
 
 
+
 LOCAL = 'http://127.0.0.1/'
+
+RARE = dict(wire_recorder=object(), prepare_curl_callback=len, network_interface='127.0.0.1',
+            proxy_host='p', proxy_port=3128, proxy_username='u', proxy_password='pw',
+            proxy_auth_mode='basic', ca_certs='ca.pem', client_key='k.pem',
+            client_cert='c.pem', body_producer=len, expect_100_continue=True)
+
+
+def test_a_request_stores_only_the_rare_options_it_was_given():
+    plain = HTTPRequest(LOCAL)
+    # Each attribute is copied again by every fetch's RequestProxy; past 30, CPython 3.11+
+    # also drops the compact layout of the instance dict.
+    assert len(vars(plain)) <= 30
+    assert not set(RARE) & set(vars(plain))
+    assert [getattr(plain, name) for name in sorted(RARE)] == [
+        False if name == 'expect_100_continue' else None for name in sorted(RARE)]
+    given = HTTPRequest(LOCAL, **RARE)
+    assert dict((name, getattr(given, name)) for name in RARE) == RARE
+    assert HTTPRequest(LOCAL, proxy_port=3128).proxy_port == 3128
+    assert HTTPRequest(LOCAL, proxy_port=3128).proxy_host is None
 
 
 @pytest.mark.parametrize('url, kwargs, error', [

@@ -268,6 +268,33 @@ def test_exception_in_callback_is_logged_and_loop_goes_on(vloop, app_log_records
     assert [str(r.exc_info[1]) for r in app_log_records] == ['bad callback']
 
 
+def test_exception_in_timer_is_logged_and_the_timers_due_with_it_run(vloop, app_log_records):
+    trace = []
+
+    def bad(label):
+        raise ValueError('bad timer ' + label)
+    deadline = vloop.time() + 1
+    vloop.call_at(deadline, bad, 'a')
+    vloop.call_at(deadline, trace.append, 'with args')
+    vloop.call_at(deadline, lambda: trace.append('without'))
+    vloop.call_at(deadline, bad, 'b')
+    vloop.call_at(deadline + 1, vloop.stop)
+    vloop.start()
+    assert trace == ['with args', 'without']
+    assert [str(r.exc_info[1]) for r in app_log_records] == ['bad timer a', 'bad timer b']
+
+
+def test_failed_future_returned_by_timer_is_logged(vloop, app_log_records):
+    def returns_failed():
+        future = Future()
+        future.set_exception(KeyError('in timer future'))
+        return future
+    vloop.call_later(1, returns_failed)
+    vloop.call_later(2, vloop.stop)
+    vloop.start()
+    assert ['in timer future' in str(r.exc_info[1]) for r in app_log_records] == [True]
+
+
 def test_failed_future_returned_by_callback_is_logged(vloop, app_log_records):
     def returns_failed():
         future = Future()

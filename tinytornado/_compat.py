@@ -13,7 +13,7 @@ import traceback
 import six
 
 __all__ = [
-    'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'monotonic', 'selectors', 'futures',
+    'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'ENDED_FRAMES_KEEP_CALLER', 'monotonic', 'selectors', 'futures',
     'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'with_traceback', 'clear_frame', 'exc_clear', 'format_exc_info',
     'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
     'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable', 'UINT64_TYPECODE',
@@ -31,6 +31,10 @@ unichr = six.unichr
 # PEP 442 (3.4): objects with __del__ inside reference cycles are collected. On 2.7 they
 # are not, so code that wants a finalizer must keep it out of every cycle.
 GC_CYCLE_FINALIZERS = sys.version_info >= (3, 4)
+
+# From 3.12 the frame of a generator that ended by an exception keeps its caller's frame
+# (``f_back``), locals and all, for as long as the traceback is kept; before, it has none.
+ENDED_FRAMES_KEEP_CALLER = sys.version_info >= (3, 12)
 
 # Possessive quantifiers ('*+') and atomic groups in `re`: CPython 3.11 added them, and
 # 3.11.5 fixed wrong matches in them (python/cpython#106052, #100061); PyPy's still
@@ -118,11 +122,8 @@ if PY2:
         """Nothing to do: a 2.7 frame keeps no caller once it has ended."""
 else:
     def clear_frame(frame):
-        """Drop the locals of `frame`, which has ended (one still running is left as it is).
-
-        From 3.12 the frame of a generator that ended by an exception keeps its caller's
-        frame (``f_back``), locals and all, for as long as the traceback is kept.
-        """
+        """Drop the locals of `frame`, which has ended (one still running is left as it is):
+        see ENDED_FRAMES_KEEP_CALLER for why it matters."""
         try:
             frame.clear()
         except RuntimeError:

@@ -34,7 +34,8 @@ from tinytornado._http1connection import Exchange, RecordedExchange, data_at_clo
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
 from tinytornado._httppool import ConnectionPool, SlotWaiter
 from tinytornado._httprequest import (
-    RequestProxy, SSLContexts, native_url, redirected_request,
+    RARE_OPTION_DEFAULTS, RARE_OPTIONS, RareOptions, RequestProxy, SSLContexts, native_url,
+    redirected_request,
 )
 from tinytornado.concurrent import CancelledError, Future, future_set_exc_info
 from tinytornado.httputil import HTTPHeaders, DEFAULT_MAX_HEADER_SIZE, format_timestamp
@@ -55,7 +56,7 @@ HTTPError = HTTPClientError  # Tornado's older name
 _CODE_ERROR = object()  # an HTTPResponse's error: the HTTPClientError of its code, not made yet
 
 
-class HTTPRequest(object):
+class HTTPRequest(RareOptions):
     """One HTTP request, with Tornado 5.1's arguments.
 
     Arguments left as None take the client's defaults (`HTTPRequest._DEFAULTS`, changed
@@ -110,10 +111,6 @@ class HTTPRequest(object):
             `ssl_options` (an SSLContext or a dict) overrides the others.
     """
 
-    # An attribute of the request only when given: each one in its __dict__ costs every
-    # fetch (RequestProxy copies the dict), and a recorder is rare.
-    wire_recorder = None
-
     _DEFAULTS = dict(
         connect_timeout=20.0, request_timeout=20.0, follow_redirects=True, max_redirects=5,
         decompress_response=True, proxy_password='', allow_nonstandard_methods=False,
@@ -143,20 +140,19 @@ class HTTPRequest(object):
         self.user_agent = user_agent
         self.decompress_response = (use_gzip if decompress_response is None
                                     else decompress_response)
-        self.network_interface, self.allow_ipv6 = network_interface, allow_ipv6
+        self.allow_ipv6 = allow_ipv6
         self.streaming_callback, self.header_callback = streaming_callback, header_callback
         self.head_callback, self.sent_callback = head_callback, sent_callback
-        if wire_recorder is not None:
-            self.wire_recorder = wire_recorder
-        self.prepare_curl_callback = prepare_curl_callback
-        self.proxy_host, self.proxy_port = proxy_host, proxy_port
-        self.proxy_username, self.proxy_password = proxy_username, proxy_password
-        self.proxy_auth_mode = proxy_auth_mode
         self.allow_nonstandard_methods = allow_nonstandard_methods
-        self.validate_cert, self.ca_certs, self.ssl_options = validate_cert, ca_certs, ssl_options
-        self.client_key, self.client_cert = client_key, client_cert
-        self.body_producer, self.expect_100_continue = body_producer, expect_100_continue
+        self.validate_cert, self.ssl_options = validate_cert, ssl_options
         self.max_body_size = max_body_size
+        given = (wire_recorder, prepare_curl_callback, network_interface, proxy_host,
+                 proxy_port, proxy_username, proxy_password, proxy_auth_mode, ca_certs,
+                 client_key, client_cert, body_producer, expect_100_continue)
+        if given != RARE_OPTION_DEFAULTS:
+            for name, value, default in zip(RARE_OPTIONS, given, RARE_OPTION_DEFAULTS):
+                if value is not default:
+                    setattr(self, name, value)
         self.start_time = time.time()
 
     @property

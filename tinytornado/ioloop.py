@@ -585,8 +585,17 @@ class PollIOLoop(IOLoop):
         timer_args = self._timer_args
         for handle in due:
             callback = take_callback(handle, None)
-            if callback is not None:  # None: cancelled, maybe by a timer run before it
-                self._run_callback(callback, timer_args.pop(handle, ()) if timer_args else ())
+            if callback is None:  # cancelled, maybe by a timer run before it
+                continue
+            # _run_callback written out, as in _run_once: 10,000 timers due together (as
+            # many timeouts) each paid a call for it.
+            try:
+                result = callback(*timer_args.pop(handle, ())) if timer_args else callback()
+            except Exception:
+                _log_callback_error(callback)
+                continue
+            if result is not None:
+                _watch_returned(result)
 
 
 
