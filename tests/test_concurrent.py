@@ -10,7 +10,8 @@ import pytest
 from tinytornado._compat import futures, get_ident
 from tinytornado.concurrent import (
     _FAILED, _NOT_DONE, _TracebackLogger, CancelledError, Future, InvalidStateError,
-    _done_future, _pending_future, _resolve, chain_future, future_add_done_callback,
+    TimeoutError, _done_future, _pending_future, _resolve, _set_new_exception, chain_future,
+    future_add_done_callback,
     future_set_exc_info, future_set_exception_unless_cancelled,
     future_set_result_unless_cancelled, is_future,
 )
@@ -134,6 +135,24 @@ def test_unretrieved_exception_is_logged_when_collected(app_log_records):
     assert ref() is None, 'the Future must not be kept alive'
     messages = [r.getMessage() for r in app_log_records]
     assert any('never retrieved' in m and 'raise_value_error_deep' in m for m in messages)
+
+
+def test_a_new_exception_never_retrieved_is_logged_and_a_retrieved_one_is_not(
+        app_log_records):
+    # _set_new_exception formats the text only at collection, on 2.7 as well.
+    retrieved, dropped = Future(), Future()
+    _set_new_exception(retrieved, TimeoutError('retrieved'))
+    _set_new_exception(dropped, TimeoutError('dropped'))
+    assert isinstance(retrieved.exception(), TimeoutError)
+    with pytest.raises(InvalidStateError):
+        _set_new_exception(retrieved, TimeoutError('twice'))
+    ref = weakref.ref(dropped)
+    del retrieved, dropped
+    gc.collect()
+    assert ref() is None, 'the Future must not be kept alive'
+    messages = [r.getMessage() for r in app_log_records]
+    assert len(messages) == 1
+    assert 'never retrieved' in messages[0] and 'TimeoutError: dropped' in messages[0]
 
 
 def test_traceback_logger_never_initialised_logs_nothing(app_log_records):

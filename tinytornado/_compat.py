@@ -13,11 +13,12 @@ import traceback
 import six
 
 __all__ = [
-    'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'ENDED_FRAMES_KEEP_CALLER', 'monotonic', 'selectors', 'futures',
-    'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info', 'with_traceback', 'clear_frame', 'exc_clear', 'format_exc_info',
-    'value_from_stop_iteration', 'collections_abc', 'binary_type', 'text_type',
-    'string_types', 'unichr', 'stdlib_socket', 'close_socket', 'awaitable', 'UINT64_TYPECODE',
-    'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX', 'is_finalizing',
+    'PY2', 'PY3', 'GC_CYCLE_FINALIZERS', 'ENDED_FRAMES_KEEP_CALLER', 'monotonic',
+    'selectors', 'futures', 'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info',
+    'with_traceback', 'clear_frame', 'exc_clear', 'format_exc_info', 'collections_abc',
+    'binary_type', 'text_type', 'string_types', 'unichr', 'stdlib_socket', 'close_socket',
+    'awaitable', 'UINT64_TYPECODE', 'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX',
+    'is_finalizing',
 ]
 
 PY2 = six.PY2
@@ -153,15 +154,6 @@ else:
 def format_exc_info(exc_info):
     """The text of a traceback, as the interpreter would print it."""
     return ''.join(traceback.format_exception(*exc_info))
-
-
-def value_from_stop_iteration(exc):
-    """The value a generator returned: `raise Return(x)` on 2.7, `return x` on 3.3+."""
-    # Return and StopIteration both carry it as .value (3.3+) or as their only argument.
-    value = getattr(exc, 'value', None)
-    if value is None and exc.args:
-        value = exc.args[0]
-    return value
 
 
 if PY2:

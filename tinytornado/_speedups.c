@@ -31,7 +31,7 @@ static PyObject *return_class;    /* gen.Return */
 static PyObject *start_runner;    /* gen._start_runner(gen, first_yielded) -> Future */
 static PyObject *call_with_callback;  /* gen._call_with_callback: a legacy callback= */
 
-static PyObject *str_set_exc_info, *str_value, *str_callback;
+static PyObject *str_set_exc_info, *str_callback;
 
 typedef struct {
     PyObject_HEAD
@@ -79,22 +79,12 @@ fetch_return_value(PyObject **value)
         return 0;
     PyErr_Fetch(&type, &exc, &tb);
     PyErr_NormalizeException(&type, &exc, &tb);
-    *value = NULL;
-    if (!is_return) {
-        /* _compat.value_from_stop_iteration: .value (3.3+), else the only argument. */
-        *value = PyObject_GetAttr(exc, str_value);
-        if (*value == NULL)
-            PyErr_Clear();
-        else if (*value == Py_None)
-            Py_CLEAR(*value);
-    }
-    if (*value == NULL) {
-        /* args, as gen.py reads it: Return.value is a property over it. */
-        args = ((PyBaseExceptionObject *)exc)->args;
-        *value = (args != NULL && PyTuple_GET_SIZE(args) > 0)
-            ? PyTuple_GET_ITEM(args, 0) : Py_None;
-        Py_INCREF(*value);
-    }
+    /* The only argument, as gen.py reads it for both: Return.value is a property over
+     * it, and StopIteration's value is its first argument. */
+    args = ((PyBaseExceptionObject *)exc)->args;
+    *value = (args != NULL && PyTuple_GET_SIZE(args) > 0)
+        ? PyTuple_GET_ITEM(args, 0) : Py_None;
+    Py_INCREF(*value);
     Py_XDECREF(type);
     Py_XDECREF(exc);
     Py_XDECREF(tb);
@@ -509,7 +499,7 @@ static int
 intern_names(void)
 {
     struct { PyObject **target; const char *name; } names[] = {
-        {&str_set_exc_info, "set_exc_info"}, {&str_value, "value"},
+        {&str_set_exc_info, "set_exc_info"},
         {&str_callback, "callback"},
     };
     size_t i;

@@ -77,13 +77,15 @@ class _TracebackLogger(object):
     It lives outside the Future (which may sit in a reference cycle through its own
     traceback) so that its __del__ runs as soon as the Future is cleared. On 2.7 a __del__
     in a cycle would make the cycle uncollectable, so there the text is formatted eagerly
-    and no frame is kept; on 3.4+ formatting waits until it is known to be needed.
+    and no frame is kept, unless the exception is new (`_set_new_exception`): it cannot
+    lead back to the logger. On 3.4+ formatting waits until it is known to be needed.
     """
     __slots__ = ('exc_info', 'text')
 
-    def __init__(self, exc_info):
-        self.exc_info = exc_info if GC_CYCLE_FINALIZERS else None
-        self.text = None if GC_CYCLE_FINALIZERS else format_exc_info(exc_info)
+    def __init__(self, exc_info, new_exception=False):
+        formatted_later = GC_CYCLE_FINALIZERS or new_exception
+        self.exc_info = exc_info if formatted_later else None
+        self.text = None if formatted_later else format_exc_info(exc_info)
 
     def clear(self):
         self.exc_info = self.text = None
@@ -285,6 +287,22 @@ def _pending_future(canceller):
     future._callbacks = None
     future._canceller = canceller
     return future
+
+
+def _set_new_exception(future, exception):
+    """`future.set_exception(exception)` for an exception made for it just now, as
+    timeouts make theirs: no traceback, held by nothing else.
+
+    On 2.7 its text is then formatted only if nobody retrieves it, where set_exc_info
+    formats every failure at once (1.9 us, a tenth of what 10,000 fetches timing out
+    together cost there): until it is retrieved, which drops the logger, such an
+    exception cannot lead back to its Future and make the logger part of a cycle.
+    """
+    if future._state != _PENDING:
+        future._raise_not_pending('set_exception')
+    exc_info = future._exc_info = (type(exception), exception, None)
+    future._tb_logger = _TracebackLogger(exc_info, True)  # new_exception
+    _resolve(future, _FAILED)
 
 
 def _resolve(future, outcome, state=_FINISHED):

@@ -46,12 +46,12 @@ import types
 import warnings
 
 from tinytornado._compat import (
-    ENDED_FRAMES_KEEP_CALLER, clear_frame, exc_clear, throw_exc_info, value_from_stop_iteration, with_traceback,
+    ENDED_FRAMES_KEEP_CALLER, clear_frame, exc_clear, throw_exc_info, with_traceback,
 )
 from tinytornado.concurrent import (
     _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
-    _call_with_result, _done_future, _pending_future, _resolve, chain_future,
-    future_set_exc_info, future_set_result_unless_cancelled, is_future,
+    _call_with_result, _done_future, _pending_future, _resolve, _set_new_exception,
+    chain_future, future_set_exc_info, future_set_result_unless_cancelled, is_future,
 )
 from tinytornado.ioloop import IOLoop, _thread_state, deadline_for
 from tinytornado.log import app_log
@@ -135,11 +135,12 @@ def _python_wrapper(func, replace_callback=True):
                 result = func(*args, **kwargs)
             if type(result) is _GeneratorType:  # No subclass can exist; type() is fast.
                 return _start_runner(result, next(result))
-        except Return as e:
-            args = e.args  # e.value, without a Python call; args is read once, as it is slow.
+        except (Return, StopIteration) as e:
+            # The value without a Python call (e.value is one, for Return): both carry it
+            # as their only argument, from `raise Return(x)` or 3.x's `return x`. args is
+            # read once, as it is slow.
+            args = e.args
             result = args[0] if args else None
-        except StopIteration as e:
-            result = value_from_stop_iteration(e)
         except Exception:
             future = Future()
             future.set_exc_info(sys.exc_info())
@@ -224,11 +225,9 @@ class Runner(object):
                     yielded = self.gen.send(result)
                 else:
                     yielded = self._deliver(future)
-            except Return as e:
+            except (Return, StopIteration) as e:
                 args = e.args  # As in the wrapper.
                 value = args[0] if args else None
-            except StopIteration as e:
-                value = value_from_stop_iteration(e)
             except Exception:
                 exc_info = sys.exc_info()
                 break  # To fail outside this clause: see below.
@@ -541,7 +540,7 @@ class _TimeoutWaiter(object):
         if not self.result.done():
             # Made, not raised: a traceback would keep this frame, and through it the
             # stack and `result`, alive in a cycle that only the garbage collector frees.
-            self.result.set_exc_info((TimeoutError, TimeoutError('Timeout'), None))
+            _set_new_exception(self.result, TimeoutError('Timeout'))
 
     def on_done(self, done):
         if self.timer is None:
