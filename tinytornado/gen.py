@@ -78,6 +78,10 @@ class Return(Exception):
         return self.args[0] if self.args else None
 
 
+# What a generator that returned raises: one tuple, not one built at each `except`.
+_RETURNED = (Return, StopIteration)
+
+
 class BadYieldError(Exception):
     """A coroutine yielded something that cannot be waited for."""
 
@@ -135,7 +139,7 @@ def _python_wrapper(func, replace_callback=True):
                 result = func(*args, **kwargs)
             if type(result) is _GeneratorType:  # No subclass can exist; type() is fast.
                 return _start_runner(result, next(result))
-        except (Return, StopIteration) as e:
+        except _RETURNED as e:
             # The value without a Python call (e.value is one, for Return): both carry it
             # as their only argument, from `raise Return(x)` or 3.x's `return x`. args is
             # read once, as it is slow.
@@ -225,7 +229,7 @@ class Runner(object):
                     yielded = self.gen.send(result)
                 else:
                     yielded = self._deliver(future)
-            except (Return, StopIteration) as e:
+            except _RETURNED as e:
                 args = e.args  # As in the wrapper.
                 value = args[0] if args else None
             except Exception:
