@@ -16,6 +16,7 @@ import sys
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from crawler_sites import UNTHROTTLED
 from tinytornado import gen
 from tinytornado.crawler.__main__ import main
 from tinytornado.crawler.engine import Crawler
@@ -145,7 +146,7 @@ def warcio_tool(*args):
 def test_every_exchange_is_archived_as_it_went_over_the_wire(wire_server, tmpdir):
     server = wire_server(SITE)
     path = str(tmpdir.join('crawl.warc.gz'))
-    yield Crawler([server.url()], warc=path, max_tasks=3).crawl()
+    yield Crawler([server.url()], warc=path, max_tasks=3, **UNTHROTTLED).crawl()
     records = read_records(path)
     assert records[0][0] == 'warcinfo'
     assert records[0][1]['WARC-Filename'] == 'crawl.warc.gz'
@@ -161,7 +162,7 @@ def test_every_exchange_is_archived_as_it_went_over_the_wire(wire_server, tmpdir
 def test_warcio_checks_indexes_and_recompresses_the_file(wire_server, tmpdir):
     server = wire_server(SITE)
     path = str(tmpdir.join('crawl.warc.gz'))
-    yield Crawler([server.url()], warc=path).crawl()
+    yield Crawler([server.url()], warc=path, **UNTHROTTLED).crawl()
     checked = warcio_tool('check', '-v', path)
     assert checked.count('digest pass') == 1 + 2 * len(SITE)
     index = warcio_tool('index', '-f', 'warc-type,warc-target-uri,http:status', path)
@@ -182,7 +183,8 @@ def test_a_response_cut_short_is_kept_marked_truncated(wire_server, tmpdir):
     server = wire_server({'/robots.txt': plain(b'', status='404 Not Found'),
                           '/': plain(html('/cut', '/big')), '/cut': hang_up, '/big': big})
     path = str(tmpdir.join('crawl.warc.gz'))
-    yield Crawler([server.url()], warc=path, max_body_size=1000, max_tries=1).crawl()
+    yield Crawler([server.url()], warc=path, max_body_size=1000, max_tries=1,
+                  **UNTHROTTLED).crawl()
     records = read_records(path)
     responses = dict((headers['WARC-Target-URI'], (headers.get('WARC-Truncated'), block))
                      for kind, headers, block in records if kind == 'response')
@@ -219,7 +221,7 @@ def test_a_resumed_crawl_adds_to_its_archive(wire_server, tmpdir):
                           '/': plain(html())})
     path = str(tmpdir.join('crawl.warc.gz'))
     state = str(tmpdir.join('state.sqlite'))
-    yield Crawler([server.url()], warc=path, state=state).crawl()
+    yield Crawler([server.url()], warc=path, state=state, **UNTHROTTLED).crawl()
     before = read_records(path)
     yield Crawler([], warc=path, state=state, resume=True).crawl()
     after = read_records(path)
