@@ -87,9 +87,6 @@ class _TracebackLogger(object):
         self.exc_info = exc_info if formatted_later else None
         self.text = None if formatted_later else format_exc_info(exc_info)
 
-    def clear(self):
-        self.exc_info = self.text = None
-
     def __del__(self):
         # getattr: an __init__ cut short (a RecursionError at its very call) leaves the
         # slots unset, and an error here would only be printed as "ignored".
@@ -246,9 +243,12 @@ class Future(object):
             method, 'cancelled' if self._state == _CANCELLED else 'done', self))
 
     def _clear_tb_log(self):
-        if self._tb_logger is not None:
-            self._tb_logger.clear()
+        logger = self._tb_logger
+        if logger is not None:
+            # Emptied in place, not through a method: every failure a coroutine receives
+            # comes here, and the logger's __del__ (which then logs nothing) costs a call.
             self._tb_logger = None
+            logger.exc_info = logger.text = None
 
 
 def _cancelled_exc_info():

@@ -200,7 +200,8 @@ class Runner(object):
         if done is None:
             future = self.future
             if future is _resolved:
-                # A moment has passed: None is sent in, or CancelledError (see _deliver).
+                # A moment has passed: None is sent in, or CancelledError (see
+                # _throw_cancelled).
                 result = _FAILED if self.must_cancel else None
             else:
                 result = future._outcome
@@ -227,8 +228,12 @@ class Runner(object):
                 # wait: a done Future's outcome comes first.
                 if result is not _FAILED:
                     yielded = self.gen.send(result)
+                elif future is not _resolved:
+                    # The failure of what it waited for: every timeout a coroutine hears
+                    # of comes here.
+                    yielded = throw_exc_info(self.gen, future.exc_info())
                 else:
-                    yielded = self._deliver(future)
+                    yielded = self._throw_cancelled()
             except _RETURNED as e:
                 args = e.args  # As in the wrapper.
                 value = args[0] if args else None
@@ -268,14 +273,11 @@ class Runner(object):
         # long as the traceback lives: this frame must name nothing that holds it.
         exc_info = future = done = self = None
 
-    def _deliver(self, future):
-        """Resume the generator with `future`'s failure, or with CancelledError in place
-        of a moment when cancel() came meanwhile (`future` is then `_resolved`); what it
-        yields next."""
-        if future is _resolved:
-            self.must_cancel = False
-            return throw_exc_info(self.gen, _cancelled_exc_info())
-        return throw_exc_info(self.gen, future.exc_info())
+    def _throw_cancelled(self):
+        """Resume the generator with CancelledError in place of a moment, cancel() having
+        come meanwhile; what it yields next."""
+        self.must_cancel = False
+        return throw_exc_info(self.gen, _cancelled_exc_info())
 
     def handle_yield(self, yielded):
         """Take what the generator yielded as the Future to wait for; False if it gave up
@@ -324,8 +326,8 @@ class Runner(object):
 
 
 # The Runner's frames an exception thrown into, or raised by, its generator passes through.
-_RUNNER_CODE = frozenset([Runner.__dict__['run'].__code__, Runner.__dict__['_deliver'].__code__,
-                          throw_exc_info.__code__])
+_RUNNER_CODE = frozenset([Runner.__dict__['run'].__code__,
+                          Runner.__dict__['_throw_cancelled'].__code__, throw_exc_info.__code__])
 
 
 def _without_runner_frames(exc_info):
@@ -541,7 +543,7 @@ class _TimeoutWaiter(object):
         # Cancel first, so the inner coroutine cleans up before the caller resumes.
         if self.cancel_on_timeout:
             self.future.cancel()
-        if not self.result.done():
+        if self.result._outcome is _NOT_DONE:  # result.done() without its call
             # Made, not raised: a traceback would keep this frame, and through it the
             # stack and `result`, alive in a cycle that only the garbage collector frees.
             _set_new_exception(self.result, TimeoutError('Timeout'))
