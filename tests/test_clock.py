@@ -6,10 +6,18 @@ import time
 
 import pytest
 
+from tinytornado import _compat
 from tinytornado._clock import _ThreadBuffer, linux_monotonic
+from tinytornado._extension import speedups
 
-monotonic = linux_monotonic()
-pytestmark = pytest.mark.skipif(monotonic is None, reason='Linux only')
+C_CLOCK = getattr(speedups, 'monotonic', None)  # built on 2.7 only: 3.x has time.monotonic
+# The 2.7 clocks, tested on every version: ctypes' where the C one is not built.
+each_clock = pytest.mark.parametrize('monotonic', [
+    pytest.param(linux_monotonic(), id='ctypes',
+                 marks=pytest.mark.skipif(linux_monotonic() is None, reason='Linux only')),
+    pytest.param(C_CLOCK, id='C',
+                 marks=pytest.mark.skipif(C_CLOCK is None, reason='2.7 with the C speedups')),
+])
 
 
 def reference_clock():
@@ -19,14 +27,16 @@ def reference_clock():
     return backport()
 
 
-def test_reads_the_system_monotonic_clock():
+@each_clock
+def test_reads_the_system_monotonic_clock(monotonic):
     before = reference_clock()
     reading = monotonic()
     after = reference_clock()
     assert before <= reading <= after
 
 
-def test_never_goes_back_and_advances():
+@each_clock
+def test_never_goes_back_and_advances(monotonic):
     readings = [monotonic() for _ in range(10000)]
     assert readings == sorted(readings)
     start = monotonic()
@@ -34,6 +44,7 @@ def test_never_goes_back_and_advances():
         pass  # the clock has nanoseconds: this ends within microseconds
 
 
+@pytest.mark.skipif(linux_monotonic() is None, reason='Linux only')
 def test_each_thread_reads_through_its_own_timespec():
     # The fields are read after the call: a timespec shared by threads could give one
     # thread another's seconds with its own nanoseconds.
@@ -47,7 +58,12 @@ def test_each_thread_reads_through_its_own_timespec():
 
 
 def test_loop_clock_on_this_interpreter_is_monotonic():
-    from tinytornado._compat import monotonic as loop_clock
+    loop_clock = _compat.monotonic
     readings = [loop_clock() for _ in range(1000)]
     assert readings == sorted(readings)
     assert abs(loop_clock() - reference_clock()) < 1.0
+
+
+@pytest.mark.skipif(C_CLOCK is None, reason='2.7 with the C speedups')
+def test_the_loop_takes_the_c_clock_where_it_is_built():
+    assert _compat.monotonic is C_CLOCK

@@ -21,7 +21,9 @@ TABLE_END = '<!-- end of layers -->'
 # In order, lowest first: docs/design.md lists them so (a dict keeps no order on 2.7).
 LAYER_ORDER = [
     ('_clock', []),
-    ('_compat', ['_clock']),
+    ('_speedups', []),  # C: gen.coroutine's wrapper, which gen configures; 2.7's clock.
+    ('_extension', ['_speedups']),
+    ('_compat', ['_clock', '_extension']),
     ('_configurable', ['_compat']),
     ('options', ['_compat']),  # and log, open to all: it shares log's logging options.
     ('_timerqueue', []),
@@ -31,9 +33,8 @@ LAYER_ORDER = [
     ('concurrent', ['_compat']),
     ('_poller', ['_compat']),
     ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable']),
-    ('_speedups', []),  # C: gen.coroutine's wrapper, which gen configures.
     ('_gen_legacy', ['concurrent']),  # gen's legacy yieldables, which gen configures.
-    ('gen', ['ioloop', '_speedups', '_gen_legacy']),
+    ('gen', ['ioloop', '_extension', '_gen_legacy']),
     ('_waiters', ['gen']),
     ('locks', ['_waiters']),
     ('queues', ['_waiters', 'locks']),

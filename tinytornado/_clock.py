@@ -3,7 +3,9 @@
 Python 3.3+ has `time.monotonic`; 2.7 has only the `monotonic` backport, which builds a
 timespec and a ctypes pointer to it on every call. That takes about 2.7 us, a fifth of
 all the time a timer costs the loop on 2.7 (`call_later` reads the clock once). Here each
-thread keeps one timespec and a reference to it, made once: about 1.0 us a call.
+thread keeps one timespec and a reference to it, made once: about 1.0 us a call. Where
+the C speedups are built, _compat takes their clock instead (0.04 us a call): this one is
+for 2.7 without a compiler.
 
 The buffer is per thread because the two fields are read after the call: a thread switch
 in between would let another thread overwrite them, and a second taken from one reading

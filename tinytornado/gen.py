@@ -40,7 +40,6 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 import functools
-import os
 import sys
 import types
 import warnings
@@ -53,6 +52,7 @@ from tinytornado.concurrent import (
     _call_with_result, _done_future, _pending_future, _resolve, _set_new_exception,
     chain_future, future_set_exc_info, future_set_result_unless_cancelled, is_future,
 )
+from tinytornado._extension import speedups
 from tinytornado.ioloop import IOLoop, _thread_state, deadline_for
 from tinytornado.log import app_log
 from tinytornado import _gen_legacy
@@ -695,26 +695,10 @@ class WaitIterator(object):
         self.current_index = self._unfinished.pop(done)
 
 
-def _load_speedups():
-    """The C speedups' module, configured; None when it is not built (or not wanted).
-
-    TINYTORNADO_EXTENSION=0 turns it off (the tests run both ways); =1 makes a missing
-    build an error, as TORNADO_EXTENSION does for Tornado's.
-    """
-    wanted = os.environ.get('TINYTORNADO_EXTENSION')
-    if wanted == '0':
-        return None
-    try:
-        from tinytornado import _speedups as module
-    except ImportError:
-        if wanted == '1':
-            raise
-        return None
-    module.configure(Future, _DONE_FUTURE_FIELDS, Return, _start_runner, _call_with_callback)
-    return module
-
-
-_speedups = _load_speedups()
+_speedups = speedups  # The C speedups' module (see _extension), configured, or None.
+if _speedups is not None:
+    _speedups.configure(Future, _DONE_FUTURE_FIELDS, Return, _start_runner,
+                        _call_with_callback)
 
 
 # -- Tornado's legacy interface: gen.engine and the YieldPoints --------------------------
