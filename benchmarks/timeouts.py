@@ -12,9 +12,12 @@ a plain asyncio connection (open_connection, write the request, read the head) u
 A fetch's lateness is the time from its deadline to its caller resuming with the timeout
 error; a run reports the median and the largest, the lateness of the last caller.
 Scenarios: `same deadline` (the fetches leave the queue in the order they came),
-`shuffled` (deadlines spread at random over 10 ms: they leave from anywhere in it), and
+`shuffled` (deadlines spread at random over 10 ms: they leave from anywhere in it),
 `all in flight` (no queue: max_clients is the number of fetches, so each is connected, or
-still connecting past the listener's backlog, when it times out; one deadline).
+still connecting past the listener's backlog, when it times out; one deadline), and
+`no fetch` (each caller waits on a Future that never resolves, ``asyncio.wait_for`` on a
+bare asyncio Future; one deadline): what the timeout and the caller's resumption alone
+cost, the floor under the other three.
 
 The method is run.py's: every measurement in a fresh process (``--measure``), rounds
 interleaving the implementations, medians over rounds; the ratio is peer / tinytornado of
@@ -36,12 +39,13 @@ from report import median
 
 __all__ = ['deadline_offsets', 'main']
 
-SCENARIOS = ['same deadline', 'shuffled', 'all in flight']
+SCENARIOS = ['same deadline', 'shuffled', 'all in flight', 'no fetch']
 QUEUED_IN_FLIGHT = 10  # the fetches in flight at once where the others queue
 # From the start to the earliest deadline: every fetch is made by then (a child that was
 # slower fails rather than measure a storm that began during the set-up). Fetches that
 # connect at once are slower to make.
-SET_UP_SECONDS = {'same deadline': 3.0, 'shuffled': 3.0, 'all in flight': 10.0}
+SET_UP_SECONDS = {'same deadline': 3.0, 'shuffled': 3.0, 'all in flight': 10.0,
+                  'no fetch': 3.0}
 SHUFFLE_SPREAD = 0.01
 REQUEST = b'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
 HERE = os.path.abspath(__file__)
@@ -61,10 +65,12 @@ def in_flight(scenario, fetches):
     return fetches if scenario == 'all in flight' else QUEUED_IN_FLIGHT
 
 
-def run_tinytornado(port, offsets, max_clients, check_set_up):
+def run_tinytornado(port, offsets, max_clients, check_set_up, fetching=True):
     """The latenesses of `offsets` fetches on tinytornado (or any Tornado-API package);
-    `check_set_up(seconds)` is told how long making them took."""
+    `check_set_up(seconds)` is told how long making them took. Not `fetching`, each waits
+    on a Future that never resolves instead."""
     gen = import_optional('tinytornado.gen')
+    future_class = import_optional('tinytornado.concurrent').Future
     httpclient = import_optional('tinytornado.httpclient')
     io_loop = import_optional('tinytornado.ioloop').IOLoop.current()
     client = httpclient.AsyncHTTPClient(max_clients=max_clients)
@@ -74,7 +80,8 @@ def run_tinytornado(port, offsets, max_clients, check_set_up):
     @gen.coroutine
     def fetch(deadline):
         try:
-            yield gen.with_timeout(deadline, client.fetch(url))
+            yield gen.with_timeout(deadline,
+                                   client.fetch(url) if fetching else future_class())
         except gen.TimeoutError:
             latenesses.append(io_loop.time() - deadline)
 
@@ -102,13 +109,16 @@ def measure(implementation, scenario, fetches):
     port = listener.getsockname()[1]
     offsets = deadline_offsets(scenario, fetches)
     check = functools.partial(check_set_up, min(offsets))
+    fetching = scenario != 'no fetch'
     if implementation == 'tinytornado':
-        latenesses = run_tinytornado(port, offsets, in_flight(scenario, fetches), check)
+        latenesses = run_tinytornado(port, offsets, in_flight(scenario, fetches), check,
+                                     fetching)
     elif sys.version_info[0] < 3:
         raise Unavailable('Python 2 has no asyncio')
     else:
         from timeouts_asyncio_py3 import run_asyncio
-        latenesses = run_asyncio(port, offsets, in_flight(scenario, fetches), REQUEST, check)
+        latenesses = run_asyncio(port, offsets, in_flight(scenario, fetches), REQUEST, check,
+                                 fetching)
     listener.close()
     if len(latenesses) != fetches:
         raise AssertionError('%d of %d fetches timed out' % (len(latenesses), fetches))

@@ -15,18 +15,19 @@ async def _fetch(port, slots, request):
             writer.close()
 
 
-async def _fetch_within(loop, deadline, port, slots, request, latenesses):
+async def _fetch_within(loop, deadline, port, slots, request, latenesses, fetching):
+    awaited = _fetch(port, slots, request) if fetching else loop.create_future()
     try:
-        await asyncio.wait_for(_fetch(port, slots, request), deadline - loop.time())
+        await asyncio.wait_for(awaited, deadline - loop.time())
     except asyncio.TimeoutError:
         latenesses.append(loop.time() - deadline)
 
 
-async def _fetch_all(loop, port, offsets, in_flight, request, check_set_up):
+async def _fetch_all(loop, port, offsets, in_flight, request, check_set_up, fetching):
     slots = asyncio.Semaphore(in_flight)
     latenesses = []
     start = loop.time()
-    waits = [_fetch_within(loop, start + offset, port, slots, request, latenesses)
+    waits = [_fetch_within(loop, start + offset, port, slots, request, latenesses, fetching)
              for offset in offsets]
     # Each wait_for starts its clock when its coroutine first runs: start them all now.
     tasks = [loop.create_task(wait) for wait in waits]
@@ -36,12 +37,13 @@ async def _fetch_all(loop, port, offsets, in_flight, request, check_set_up):
     return latenesses
 
 
-def run_asyncio(port, offsets, in_flight, request, check_set_up):
+def run_asyncio(port, offsets, in_flight, request, check_set_up, fetching=True):
     """The latenesses of `offsets` fetches (deadlines, seconds after the start);
-    `check_set_up(seconds)` is told how long making them took."""
+    `check_set_up(seconds)` is told how long making them took. Not `fetching`, each waits
+    on a Future that never resolves instead."""
     loop = asyncio.new_event_loop()
     try:
         return loop.run_until_complete(_fetch_all(loop, port, offsets, in_flight, request,
-                                                  check_set_up))
+                                                  check_set_up, fetching))
     finally:
         loop.close()
