@@ -4,10 +4,11 @@
 
 Each fetch is wrapped in a timeout and sent to a server that never answers (a listening
 socket nobody accepts from: the kernel's backlog completes the connections). At most 10
-are in flight, the rest wait in the client's queue (but see `all in flight`). On tinytornado: ``gen.with_timeout``
-around ``AsyncHTTPClient(max_clients=10).fetch``. On asyncio: ``asyncio.wait_for`` around
-a plain asyncio connection (open_connection, write the request, read the head) under an
-``asyncio.Semaphore(10)``, aiohttp being no dependency of this benchmark.
+are in flight, the rest wait in the client's queue (but see `all in flight`). On
+tinytornado: ``gen.with_timeout`` around ``AsyncHTTPClient(max_clients=10).fetch``. On
+asyncio: ``asyncio.wait_for`` around a plain asyncio connection (open_connection, write
+the request, read the head) under an ``asyncio.Semaphore(10)``, aiohttp being no
+dependency of this benchmark.
 
 A fetch's lateness is the time from its deadline to its caller resuming with the timeout
 error; a run reports the median and the largest, the lateness of the last caller.

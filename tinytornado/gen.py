@@ -49,8 +49,9 @@ from tinytornado._compat import (
 )
 from tinytornado.concurrent import (
     _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
-    _call_with_result, _done_future, _pending_future, _resolve, _set_new_exception,
-    chain_future, future_set_exc_info, future_set_result_unless_cancelled, is_future,
+    _call_with_result, _cancelled_exc_info, _done_future, _pending_future, _resolve,
+    _set_new_exception, chain_future, future_set_exc_info, future_set_result_unless_cancelled,
+    is_future,
 )
 from tinytornado._extension import speedups
 from tinytornado.ioloop import IOLoop, _thread_state, deadline_for
@@ -413,13 +414,6 @@ def _resume_in_this_stack(future, result=None, exc_info=None):
 _MAX_RETURN_DEPTH = 50
 
 
-def _cancelled_exc_info():
-    try:
-        raise CancelledError()
-    except CancelledError:
-        return sys.exc_info()
-
-
 def sleep(duration):
     """A Future resolved after `duration` seconds; cancelling it removes the timer."""
     future = Future()
@@ -484,10 +478,12 @@ multi_future = multi
 def _resolve_multi(future, children, keys, quiet_exceptions):
     results = []
     for child in children:
+        outcome = child._outcome  # the result, where result() would cost two calls
+        if outcome is not _FAILED:
+            results.append(outcome)
+            continue
         exc_info = child.exc_info()
-        if exc_info is None:
-            results.append(child.result())
-        elif not future.done():
+        if not future.done():
             future_set_exc_info(future, exc_info)
         elif not isinstance(exc_info[1], _never_logged(quiet_exceptions)):
             app_log.error('Multiple exceptions in yield list', exc_info=exc_info)
