@@ -575,6 +575,26 @@ def test_cancel_after_the_wait_resolved_delivers_the_outcome_first(vloop):
     assert future.cancelled()
 
 
+def test_a_coroutine_cancelled_at_a_moment_fails_showing_its_own_frame_only(vloop):
+    # The CancelledError comes in at the `yield gen.moment`: its traceback shows where the
+    # coroutine was, and nothing of how the Runner made the error.
+    @gen.coroutine
+    def gives_up_passes():
+        while True:
+            yield gen.moment
+
+    future = gives_up_passes()
+    assert future.cancel()
+    vloop.call_later(1, vloop.stop)
+    vloop.start()
+    assert future.cancelled()
+    names, traceback = [], future.exc_info()[2]
+    while traceback is not None:
+        names.append(traceback.tb_frame.f_code.co_name)
+        traceback = traceback.tb_next
+    assert names == ['gives_up_passes']
+
+
 def test_cancel_from_inside_the_running_coroutine_comes_at_its_next_wait(vloop):
     # While the generator runs, what it last waited for is done: cancel() cannot cancel
     # that, so the CancelledError waits for the next yield that must wait. A yield of a
