@@ -201,7 +201,10 @@ def single_process_urls(root, directory):
 def test_four_workers_on_two_pythons_get_the_single_process_url_set(
         serve, redis_server, tmpdir, other_python):
     pythons = [sys.executable, other_python]
-    site, _, root = site_and_root(serve, slow_fraction=0.2, slow_delay=0.05)
+    # Every page slow: the crawl lasts a second or more, several times what either Python
+    # takes to start, so that the workers of the later one still find work (with a fifth
+    # of the pages slow it could end first, on a busy machine).
+    site, _, root = site_and_root(serve, slow_fraction=1.0, slow_delay=0.1)
     single = yield single_process_urls(root, str(tmpdir))
     crawl = Crawl(redis_server, root, str(tmpdir))
     crawl.start_workers(pythons)
