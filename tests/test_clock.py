@@ -10,11 +10,12 @@ from tinytornado import _compat
 from tinytornado._clock import _ThreadBuffer, linux_monotonic
 from tinytornado._extension import speedups
 
+CTYPES_CLOCK = linux_monotonic()  # None off Linux
 C_CLOCK = getattr(speedups, 'monotonic', None)  # built on 2.7 only: 3.x has time.monotonic
 # The 2.7 clocks, tested on every version: ctypes' where the C one is not built.
 each_clock = pytest.mark.parametrize('monotonic', [
-    pytest.param(linux_monotonic(), id='ctypes',
-                 marks=pytest.mark.skipif(linux_monotonic() is None, reason='Linux only')),
+    pytest.param(CTYPES_CLOCK, id='ctypes',
+                 marks=pytest.mark.skipif(CTYPES_CLOCK is None, reason='Linux only')),
     pytest.param(C_CLOCK, id='C',
                  marks=pytest.mark.skipif(C_CLOCK is None, reason='2.7 with the C speedups')),
 ])
@@ -44,7 +45,7 @@ def test_never_goes_back_and_advances(monotonic):
         pass  # the clock has nanoseconds: this ends within microseconds
 
 
-@pytest.mark.skipif(linux_monotonic() is None, reason='Linux only')
+@pytest.mark.skipif(CTYPES_CLOCK is None, reason='Linux only')
 def test_each_thread_reads_through_its_own_timespec():
     # The fields are read after the call: a timespec shared by threads could give one
     # thread another's seconds with its own nanoseconds.

@@ -120,17 +120,16 @@ else:
         return generator.throw(value)
 
 
-if PY2:
-    def clear_frame(frame):
-        """Nothing to do: a 2.7 frame keeps no caller once it has ended."""
-else:
-    def clear_frame(frame):
-        """Drop the locals of `frame`, which has ended (one still running is left as it is):
-        see ENDED_FRAMES_KEEP_CALLER for why it matters."""
-        try:
-            frame.clear()
-        except RuntimeError:
-            pass
+def clear_frame(frame):
+    """Drop the locals of `frame`, which has ended (one still running is left as it is).
+
+    Needed only where ENDED_FRAMES_KEEP_CALLER (3.12+), and called only there: 2.7
+    frames have no clear().
+    """
+    try:
+        frame.clear()
+    except RuntimeError:
+        pass
 
 
 if PY2:

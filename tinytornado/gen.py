@@ -53,7 +53,7 @@ from tinytornado.concurrent import (
     _set_new_exception, chain_future, future_set_exc_info, future_set_result_unless_cancelled,
     is_future,
 )
-from tinytornado._extension import speedups
+from tinytornado._extension import speedups as _speedups  # configured below
 from tinytornado.ioloop import IOLoop, _thread_state, deadline_for
 from tinytornado.log import app_log
 from tinytornado import _gen_legacy
@@ -691,8 +691,7 @@ class WaitIterator(object):
         self.current_index = self._unfinished.pop(done)
 
 
-_speedups = speedups  # The C speedups' module (see _extension), configured, or None.
-if _speedups is not None:
+if _speedups is not None:  # The C speedups' module, when built and wanted (see _extension).
     _speedups.configure(Future, _DONE_FUTURE_FIELDS, Return, _start_runner,
                         _call_with_callback)
 
