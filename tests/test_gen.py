@@ -1,16 +1,21 @@
 from __future__ import absolute_import, division, print_function
 
 import datetime
+import os
+import subprocess
 import sys
 import textwrap
 import traceback
 
 import pytest
 
+import tinytornado
 from tinytornado import gen
 from tinytornado._compat import futures
 from tinytornado.concurrent import CancelledError, Future, TimeoutError
 from tinytornado.ioloop import IOLoop
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(tinytornado.__file__)))
 
 # Each test runs with both of gen.coroutine's wrappers (C and pure Python).
 pytestmark = pytest.mark.usefixtures('wrapper_kind')
@@ -626,3 +631,93 @@ def test_cancel_from_inside_the_running_coroutine_comes_at_its_next_wait(vloop):
 def test_moment_cannot_be_cancelled():
     assert gen.moment.cancel() is False
     assert not gen.moment.done()
+
+
+# Run in a fresh interpreter: no test module may have imported asyncio or
+# tinytornado.platform.asyncio (whose converter would run them instead), as a legacy program
+# moving to 3.x has not. ``async def`` is parsed there, so this file still compiles on 2.7.
+NATIVE_COROUTINES_PROGRAM = '''
+import datetime, sys
+from tinytornado import gen
+from tinytornado.concurrent import CancelledError
+from tinytornado.ioloop import IOLoop
+
+async def double(x):
+    await gen.sleep(0.01)
+    await gen.moment
+    return 2 * x
+
+@gen.coroutine
+def legacy():
+    value = yield double(21)
+    raise gen.Return(value)
+
+async def fails(message):
+    await gen.moment
+    raise ValueError(message)
+
+ran = []
+async def spawned(tag):
+    await gen.sleep(0)
+    ran.append(tag)
+
+trace = []
+async def slow():
+    try:
+        await gen.sleep(10)
+    except CancelledError:
+        trace.append('cancelled')
+        raise
+
+@gen.coroutine
+def times_out():
+    try:
+        yield gen.with_timeout(datetime.timedelta(seconds=0.05), slow())
+    except gen.TimeoutError:
+        trace.append('timed out')
+
+loop = IOLoop.current()
+print('yielded', loop.run_sync(legacy))
+print('run_sync', loop.run_sync(lambda: double(5)))
+try:
+    loop.run_sync(lambda: fails('raised through run_sync'))
+except ValueError as e:
+    print('raised', e)
+loop.spawn_callback(spawned, 'spawn_callback')
+loop.add_callback(spawned, 'add_callback')
+loop.call_later(0.01, spawned, 'call_later')
+loop.add_callback(fails, 'an async callback failed')
+loop.run_sync(lambda: gen.sleep(0.1))
+print('callbacks', sorted(ran))
+loop.run_sync(times_out)
+print('cancellation', trace)
+
+async def in_order_of_finishing():
+    return [result async for result in gen.WaitIterator(double(1), gen.sleep(0))]
+print('async for', loop.run_sync(in_order_of_finishing))
+print('imported', sorted(m for m in ('asyncio', 'tinytornado.platform.asyncio')
+                         if m in sys.modules))
+'''
+
+
+@pytest.mark.skipif(sys.version_info < (3, 5), reason='async def is Python 3.5+')
+def test_native_coroutines_run_without_the_asyncio_bridge():
+    # As in Tornado 5.1, where no import is needed either: yielded, given to run_sync,
+    # returned by a loop callback, given to a WaitIterator (and `async for` over it);
+    # cancelled by with_timeout; asyncio never imported.
+    process = subprocess.Popen([sys.executable, '-c', NATIVE_COROUTINES_PROGRAM],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=dict(os.environ, PYTHONPATH=REPO))
+    output, errors = [text.decode('utf-8') for text in process.communicate()]
+    assert process.returncode == 0, errors
+    assert output.splitlines() == [
+        'yielded 42',
+        'run_sync 10',
+        'raised raised through run_sync',
+        "callbacks ['add_callback', 'call_later', 'spawn_callback']",
+        "cancellation ['cancelled', 'timed out']",
+        'async for [None, 2]',
+        'imported []',
+    ]
+    # Reported as any failed callback, in Tornado 5.1's words.
+    assert 'Exception in callback' in errors and 'an async callback failed' in errors

@@ -4,14 +4,20 @@ import datetime
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
 
+import tinytornado
 from tinytornado import gen
 from tinytornado.concurrent import CancelledError, Future, TimeoutError
 from tinytornado.ioloop import IOLoop, PeriodicCallback, deadline_for
 from tinytornado.testing import VirtualClock
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(tinytornado.__file__)))
 
 
 @pytest.fixture
@@ -304,6 +310,90 @@ def test_failed_future_returned_by_callback_is_logged(vloop, app_log_records):
     vloop.call_later(1, vloop.stop)
     vloop.start()
     assert any('in future' in str(r.exc_info[1]) for r in app_log_records)
+
+
+def test_every_failure_the_loop_runs_into_goes_to_handle_callback_exception(
+        vloop, app_log_records):
+    # Tornado 5.1 code overrides it to report errors elsewhere (or fail a test).
+    reported = []
+
+    def report(callback):
+        reported.append((callback, str(sys.exc_info()[1])))
+    vloop.handle_callback_exception = report
+
+    def fail(message):
+        raise ValueError(message)
+
+    def returns_failed():
+        returned.set_exception(ValueError('returned future'))
+        return returned
+    returned = Future()
+    reader, writer = socket.socketpair()
+    writer.send(b'x')
+
+    def handler(fd, events):
+        vloop.remove_handler(reader)  # Ready for ever otherwise: the clock would never move.
+        fail('handler')
+    vloop.add_handler(reader, handler, IOLoop.READ)
+
+    def periodic_run():
+        periodic.stop()
+        fail('periodic')
+    periodic = PeriodicCallback(periodic_run, 10)
+    periodic.start()
+    vloop.add_callback(fail, 'callback')
+    vloop.call_later(1, fail, 'timer')
+    vloop.add_callback(returns_failed)
+    vloop.call_later(2, vloop.stop)
+    try:
+        vloop.start()
+    finally:
+        reader.close()
+        writer.close()
+    assert sorted(message for _, message in reported) == [
+        'callback', 'handler', 'periodic', 'returned future', 'timer']
+    assert dict((message, callback) for callback, message in reported)[
+        'returned future'] is returned
+    assert app_log_records == []
+
+
+def test_the_loop_words_every_failure_as_tornado_51_does(vloop, app_log_records):
+    # Legacy suites wait for it: ExpectLog(app_log, 'Exception in callback').
+    def fail():
+        raise ValueError('fails')
+
+    def returns_failed():
+        returned.set_exception(ValueError('fails later'))
+        return returned
+    returned = Future()
+    periodic = PeriodicCallback(fail, 10)
+    periodic.start()
+    vloop.add_callback(fail)
+    vloop.add_callback(returns_failed)
+    vloop.call_later(0.015, periodic.stop)
+    vloop.call_later(1, vloop.stop)
+    vloop.start()
+    assert len(app_log_records) == 3
+    assert all(record.getMessage().startswith('Exception in callback')
+               for record in app_log_records), [r.getMessage() for r in app_log_records]
+
+
+def test_start_configures_logging_if_nobody_has():
+    # As Tornado 5.1's start(): without it 2.7 drops a failed callback's report with "No
+    # handlers could be found", and the program's own warnings go unformatted.
+    program = ('from tinytornado.ioloop import IOLoop\n'
+               'loop = IOLoop.current()\n'
+               'loop.add_callback(lambda: 1 / 0)\n'
+               'loop.add_callback(loop.stop)\n'
+               'loop.start()\n'
+               'import logging; logging.warning("the program\'s own")\n')
+    process = subprocess.Popen([sys.executable, '-c', program], stderr=subprocess.PIPE,
+                               env=dict(os.environ, PYTHONPATH=REPO))
+    errors = process.communicate()[1].decode('utf-8')
+    assert process.returncode == 0
+    assert 'ERROR:tornado.application:Exception in callback' in errors, errors
+    assert 'ZeroDivisionError' in errors
+    assert "WARNING:root:the program's own" in errors
 
 
 def test_add_callback_from_another_thread_wakes_a_sleeping_loop(loop):

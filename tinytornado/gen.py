@@ -603,6 +603,9 @@ def convert_yielded(yielded):
     for cls, converter in _converters:
         if isinstance(yielded, cls):
             return converter(yielded)
+    if isinstance(yielded, _NativeCoroutine):
+        # After the converters: platform.asyncio's gives it a Task on an asyncio loop.
+        return _drive_awaitable(yielded)
     raise BadYieldError(_bad_yield_message(yielded))
 
 
@@ -632,10 +635,21 @@ def _convert_run_sync_result(value):
     return convert_yielded(value)
 
 
-# run_sync lives in the loop, which must not import this module; it learns here to wait
-# for anything a coroutine may yield (a list of Futures, an undecorated generator's
-# mistake reported as BadYieldError).
+def _convert_callback_result(value):
+    # As Tornado 5.1's loop: what a callback returned is run (a native coroutine) and
+    # watched if it is yieldable; anything else is no error, only a return value.
+    try:
+        future = convert_yielded(value)
+    except BadYieldError:
+        return None
+    return future if is_future(future) else None
+
+
+# run_sync and the running of callbacks live in the loop, which must not import this
+# module; it learns here to wait for anything a coroutine may yield (a list of Futures, an
+# undecorated generator's mistake reported as BadYieldError; a native coroutine run).
 IOLoop._convert_result = staticmethod(_convert_run_sync_result)
+IOLoop._convert_returned = staticmethod(_convert_callback_result)
 
 
 class WaitIterator(object):
@@ -649,7 +663,8 @@ class WaitIterator(object):
             print(waiter.current_index, result)
 
     Futures may be given positionally (`current_index` is the position) or as keywords
-    (`current_index` is the keyword), not both.
+    (`current_index` is the keyword), not both. In ``async def`` code,
+    ``async for result in waiter:`` does the same.
     """
 
     def __init__(self, *args, **kwargs):
@@ -679,6 +694,15 @@ class WaitIterator(object):
             self._return_result(self._finished.popleft())
         return self._running_future
 
+    # ``async for result in waiter:`` (Python 3.5+), as in Tornado 5.1.
+    def __aiter__(self):
+        return self
+
+    def __anext__(self):
+        if self.done():
+            raise StopAsyncIteration()  # noqa: F821 (a builtin from 3.5, called only there)
+        return self.next()
+
     def _done_callback(self, done):
         if self._running_future is not None and not self._running_future.done():
             self._return_result(done)
@@ -694,6 +718,53 @@ class WaitIterator(object):
 if _speedups is not None:  # The C speedups' module, when built and wanted (see _extension).
     _speedups.configure(Future, _DONE_FUTURE_FIELDS, Return, _start_runner,
                         _call_with_callback)
+
+
+# -- Native coroutines: ``async def`` code yielded by a coroutine or returned by a callback
+
+# What ``async def`` returns (Python 3.5+; 2.7 has none: no isinstance matches ``()``).
+# Tornado 5.1 runs it with no import, its loop being asyncio's; here the Runner drives it.
+_NativeCoroutine = getattr(types, 'CoroutineType', ())
+
+
+@coroutine
+def _drive_awaitable(awaitable):
+    """Run a native coroutine (or another awaitable) under a `Runner`: what it awaits is
+    yielded to the Runner, so it may await tinytornado Futures and ``asyncio.sleep(0)``,
+    but nothing that needs an asyncio loop. Cancellation crosses in both directions.
+    """
+    # A generator-based coroutine (asyncio's own before 3.8) is its own iterator.
+    steps = awaitable.__await__() if hasattr(awaitable, '__await__') else awaitable
+    to_send = to_throw = None
+    while True:
+        try:
+            if to_throw is None:
+                yielded = steps.send(to_send)
+            else:
+                yielded = steps.throw(to_throw)
+        except StopIteration as e:
+            raise Return(e.value)
+        except CancelledError:
+            raise
+        except _asyncio_cancelled_error():
+            raise CancelledError()
+        to_send = to_throw = None
+        try:
+            to_send = yield yielded
+        except CancelledError:
+            # async code catches asyncio's, a class of its own from Python 3.8.
+            asyncio_error = _asyncio_cancelled_error()
+            to_throw = asyncio_error() if asyncio_error else CancelledError()
+        except Exception as e:
+            to_throw = e
+
+
+def _asyncio_cancelled_error():
+    """asyncio.CancelledError, or () (which no ``except`` matches) if asyncio was never
+    imported: then no async code can be catching it, and importing it costs more than this
+    whole package."""
+    asyncio = sys.modules.get('asyncio')
+    return () if asyncio is None else asyncio.CancelledError
 
 
 # -- Tornado's legacy interface: gen.engine and the YieldPoints --------------------------

@@ -24,7 +24,9 @@ selector watching file descriptors. `start()` repeats one *pass* until `stop()`:
 4. Run, in this order, those callbacks, the handlers of the ready descriptors, and the
    due timers.
 
-Errors in callbacks, handlers and timers are logged to ``app_log`` and the loop goes on.
+Errors in callbacks, handlers and timers go to `IOLoop.handle_callback_exception`, which
+logs them to ``app_log``, and the loop goes on. What a callback returns is watched if it
+is a Future (its failure is reported the same way) or run if it is a native coroutine.
 A cancelled timer loses its callback at once but stays in the queue, dead, and is skipped
 when it comes due; when dead timers outnumber live ones the queue is rebuilt without them,
 so cancelling is O(1) and the queue never fills with garbage.
@@ -40,6 +42,7 @@ import datetime
 import errno
 import functools
 import itertools
+import logging
 import math
 import numbers
 import os
@@ -217,6 +220,7 @@ class IOLoop(Configurable):
         if self._stopped:
             self._stopped = False
             return
+        _setup_logging()
         previous = IOLoop.current(instance=False)
         self.make_current()
         self._running = True
@@ -398,10 +402,40 @@ class IOLoop(Configurable):
         try:
             result = callback(*args)
         except Exception:
-            _log_callback_error(callback)
+            self.handle_callback_exception(callback)
             return
         if result is not None:
-            _watch_returned(result)
+            self._watch_returned(result)
+
+    def handle_callback_exception(self, callback):
+        """Report that `callback`, run by the loop, raised: called in the ``except``
+        clause, for callbacks, timers, handlers, a `PeriodicCallback`'s runs and the
+        Future a callback returned that failed. Logs to ``app_log`` in Tornado 5.1's
+        words; subclasses may override it to report elsewhere."""
+        app_log.error('Exception in callback %r', callback, exc_info=True)
+
+    def _watch_returned(self, result):
+        """A callback returned `result`: if it is yieldable (a Future, or a native
+        coroutine, which gen then runs), its failure is reported as the callback's."""
+        if not is_future(result):
+            result = self._convert_returned(result)
+            if result is None:
+                return
+        future_add_done_callback(result, self._report_failure)
+
+    def _report_failure(self, future):
+        if future.cancelled():
+            return
+        try:
+            future.result()
+        except Exception:
+            self.handle_callback_exception(future)
+
+    @staticmethod
+    def _convert_returned(value):
+        """The Future to watch for what a callback returned, or None to ignore it, as
+        Tornado 5.1 ignores what it cannot yield; `tinytornado.gen` widens it."""
+        return None
 
 
 class PollIOLoop(IOLoop):
@@ -540,10 +574,10 @@ class PollIOLoop(IOLoop):
             try:
                 result = callback()
             except Exception:
-                _log_callback_error(callback)
+                self.handle_callback_exception(callback)
                 continue
             if result is not None:
-                _watch_returned(result)
+                self._watch_returned(result)
         if ready:
             self._run_handlers(ready)
         if due:
@@ -578,7 +612,7 @@ class PollIOLoop(IOLoop):
             try:
                 entry[1](entry[0], events)  # No _run_callback: no call, no args tuple.
             except Exception:
-                app_log.error('Exception in handler %r', entry[1], exc_info=True)
+                self.handle_callback_exception(entry[1])
 
     def _run_timers(self, due):
         take_callback = self._timer_callbacks.pop
@@ -592,31 +626,20 @@ class PollIOLoop(IOLoop):
             try:
                 result = callback(*timer_args.pop(handle, ())) if timer_args else callback()
             except Exception:
-                _log_callback_error(callback)
+                self.handle_callback_exception(callback)
                 continue
             if result is not None:
-                _watch_returned(result)
+                self._watch_returned(result)
 
 
 
-def _log_callback_error(callback):
-    app_log.error('Exception in callback %r', callback, exc_info=True)
-
-
-def _watch_returned(result):
-    """A callback returned `result`: if it is a Future, its failure is logged."""
-    if is_future(result):
-        future_add_done_callback(result, _log_failure)
-
-
-def _log_failure(future):
-    if future.cancelled():
-        return
-    exc = future.exception()
-    if exc is not None:
-        app_log.error('Exception in Future %r returned by a callback', future,
-                      exc_info=future.exc_info() if isinstance(future, Future) else
-                      (type(exc), exc, getattr(exc, '__traceback__', None)))
+def _setup_logging():
+    """Configure logging if nobody has, as Tornado 5.1's `start()` does: the loop's only
+    report of a failed callback is the log, which 2.7 would drop with "No handlers could
+    be found for logger"."""
+    if not (logging.getLogger().handlers or logging.getLogger('tornado').handlers or
+            app_log.handlers):
+        logging.basicConfig()
 
 
 class PeriodicCallback(object):
@@ -668,9 +691,12 @@ class PeriodicCallback(object):
         if not self._running:
             return
         try:
-            _watch_returned(self.callback())
+            result = self.callback()
         except Exception:
-            app_log.error('Exception in PeriodicCallback %r', self.callback, exc_info=True)
+            self.io_loop.handle_callback_exception(self.callback)
+        else:
+            if result is not None:
+                self.io_loop._watch_returned(result)
         finally:
             self._schedule_next()
 

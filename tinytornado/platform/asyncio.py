@@ -1,8 +1,9 @@
 """Run tinytornado on an asyncio event loop, and pass Futures and coroutines both ways.
 
 Python 3 only (2.7 never imports this module). Importing it teaches `gen` to wait for asyncio
-Futures, Tasks and native coroutines, so ``@gen.coroutine`` code can ``yield`` them; and
-``async def`` code can ``await`` tinytornado Futures (see `tinytornado._compat_py3`).
+Futures, Tasks and other awaitables, so ``@gen.coroutine`` code can ``yield`` them (native
+coroutines it runs without this module); and ``async def`` code can ``await`` tinytornado
+Futures (see `tinytornado._compat_py3`).
 
 How the loop maps onto asyncio
 ------------------------------
@@ -42,7 +43,7 @@ import inspect
 from tinytornado import gen
 from tinytornado._compat import selectors
 from tinytornado._compat_py3 import asyncio_future_for
-from tinytornado.concurrent import CancelledError, Future
+from tinytornado.concurrent import Future
 from tinytornado.ioloop import IOLoop, _fileno
 
 __all__ = [
@@ -388,38 +389,8 @@ def _convert_awaitable(awaitable):
         return _from_asyncio_future(awaitable)
     asyncio_loop = getattr(IOLoop.current(), 'asyncio_loop', None)
     if asyncio_loop is None:
-        return _drive_awaitable(awaitable)
+        return gen._drive_awaitable(awaitable)
     return _from_asyncio_future(asyncio.ensure_future(awaitable, loop=asyncio_loop))
-
-
-@gen.coroutine
-def _drive_awaitable(awaitable):
-    """Run a native coroutine under a `gen.Runner`: what it awaits is yielded to the Runner.
-
-    Cancellation is translated on the way in and on the way out (see the module docstring).
-    """
-    # A generator-based coroutine (asyncio's own before 3.8) is its own iterator.
-    steps = awaitable.__await__() if hasattr(awaitable, '__await__') else awaitable
-    to_send = to_throw = None
-    while True:
-        try:
-            if to_throw is None:
-                yielded = steps.send(to_send)
-            else:
-                yielded = steps.throw(to_throw)
-        except StopIteration as e:
-            raise gen.Return(e.value)
-        except CancelledError:
-            raise  # The same class as asyncio's before Python 3.8.
-        except asyncio.CancelledError:
-            raise CancelledError()
-        to_send = to_throw = None
-        try:
-            to_send = yield yielded
-        except CancelledError:
-            to_throw = asyncio.CancelledError()
-        except Exception as e:
-            to_throw = e
 
 
 class _IsAwaitable(type):
