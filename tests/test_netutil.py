@@ -323,6 +323,22 @@ def test_bind_sockets_to_a_port_in_use_fails():
         first[0].close()
 
 
+def test_bind_sockets_passes_flags_to_getaddrinfo():
+    # Without AI_PASSIVE, getaddrinfo answers no address with the loopback address
+    # instead of the wildcard one.
+    sockets = bind_sockets(0, None, family=socket.AF_INET, flags=0)
+    try:
+        assert [s.getsockname()[0] for s in sockets] == ['127.0.0.1']
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def test_bind_sockets_takes_flags_fifth_and_reuse_port_sixth_as_tornado_does():
+    with pytest.raises(socket.gaierror):
+        bind_sockets(0, 'localhost', socket.AF_INET, 5, socket.AI_NUMERICHOST)
+
+
 @pytest.mark.skipif(not hasattr(socket, 'SO_REUSEPORT'), reason='no SO_REUSEPORT here')
 def test_bind_sockets_with_reuse_port_can_share_a_port():
     first = bind_sockets(0, '127.0.0.1', reuse_port=True)

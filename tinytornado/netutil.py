@@ -239,21 +239,27 @@ def is_valid_ip(ip):
 
 
 def bind_sockets(port, address=None, family=socket.AF_UNSPEC, backlog=_DEFAULT_BACKLOG,
-                 reuse_port=False):
+                 flags=None, reuse_port=False):
     """Listening, non-blocking sockets on `port` for every address `address` resolves to
     (every interface if it is None or ""). With port 0 the system picks a free port,
     and all the sockets get the same one.
 
     An address family the host cannot bind (IPv6 without an IPv6 address, say) is
     skipped as long as another one binds.
+
+    Args:
+        flags: the AI_* flags for getaddrinfo, ``socket.AI_PASSIVE`` if None (without
+            it, no `address` means the loopback addresses, not every interface).
+        reuse_port: set SO_REUSEPORT, so that other processes can listen on the port.
     """
     if reuse_port and not hasattr(socket, 'SO_REUSEPORT'):
         raise ValueError('reuse_port: this platform has no SO_REUSEPORT')
+    if flags is None:
+        flags = socket.AI_PASSIVE
     sockets = []
     errors = []
     try:
-        for af, sockaddr in _unique(_getaddrinfo(address or None, port, family,
-                                                 socket.AI_PASSIVE)):
+        for af, sockaddr in _unique(_getaddrinfo(address or None, port, family, flags)):
             if sockets and port == 0:
                 sockaddr = (sockaddr[0], sockets[0].getsockname()[1]) + tuple(sockaddr[2:])
             try:
