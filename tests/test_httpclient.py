@@ -436,6 +436,22 @@ def test_client_defaults_and_url_credentials(clients, http_server):
     assert headers['Host'] == '127.0.0.1:%d' % http_server.port
 
 
+def test_basic_auth_credentials_are_nfc_normalized(client, http_server):
+    # RFC 7617 2.1: 'jose' with a combining accent is sent as the precomposed 'jos\xe9'.
+    response = yield client.fetch(http_server.url('/echo'), auth_username=u'jose\u0301',
+                                  auth_password=u's\u0259cr\u0259t')
+    headers = json.loads(response.body.decode('utf-8'))['headers']
+    assert headers['Authorization'] == 'Basic am9zw6k6c8mZY3LJmXQ='
+
+
+@pytest.mark.parametrize('encode', [False, True], ids=['text-url', 'utf8-bytes-url'])
+def test_url_credentials_are_nfc_normalized(client, http_server, encode):
+    url = http_server.url('/echo').replace('http://', u'http://jose\u0301:pw\xa3@')
+    response = yield client.fetch(url.encode('utf-8') if encode else url)
+    headers = json.loads(response.body.decode('utf-8'))['headers']
+    assert headers['Authorization'] == 'Basic am9zw6k6cHfCow=='
+
+
 def test_http_request_object_and_its_copy_of_headers(client, http_server):
     headers = {'X-A': '1'}
     request = HTTPRequest(http_server.url('/echo'), headers=headers, user_agent='ua')

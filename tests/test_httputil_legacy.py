@@ -1,5 +1,6 @@
-"""Tornado 5.1's httputil helpers: qs_to_qsl, format_timestamp, parse_cookie and the
-start-line parsers, with the inputs Tornado's own tests and browsers give them."""
+"""Tornado 5.1's httputil helpers: qs_to_qsl, format_timestamp, parse_cookie,
+encode_username_password and the start-line parsers, with the inputs Tornado's own tests
+and browsers give them."""
 from __future__ import absolute_import, division, print_function
 
 import datetime
@@ -10,8 +11,9 @@ from six.moves.urllib.parse import parse_qs
 
 from tinytornado import httpclient
 from tinytornado.httputil import (
-    HTTPInputError, RequestStartLine, ResponseStartLine, format_timestamp, parse_cookie,
-    parse_request_start_line, parse_response_start_line, qs_to_qsl, responses,
+    HTTPInputError, RequestStartLine, ResponseStartLine, encode_username_password,
+    format_timestamp, parse_cookie, parse_request_start_line, parse_response_start_line,
+    qs_to_qsl, responses,
 )
 
 # --- qs_to_qsl -------------------------------------------------------------------------------
@@ -112,6 +114,25 @@ def test_parse_cookie_unquotes_quoted_values(value, expected):
 
 def test_parse_cookie_keeps_non_ascii_text():
     assert parse_cookie(u'saint=Andr\xe9 Bessette') == {u'saint': u'Andr\xe9 Bessette'}
+
+
+# --- encode_username_password --------------------------------------------------------------
+
+@pytest.mark.parametrize('username, password, expected', [
+    (u'user', u'secret', b'user:secret'),
+    (u'test', u'123\xa3', b'test:123\xc2\xa3'),
+    # RFC 7617 2.1: text is NFC-normalized, so a combining accent becomes precomposed.
+    (u'jose\u0301', u's\u0259cr\u0259t', b'jos\xc3\xa9:s\xc9\x99cr\xc9\x99t'),
+    (u'', u'', b':'),
+])
+def test_encode_username_password_normalizes_text_to_utf8(username, password, expected):
+    assert encode_username_password(username, password) == expected
+
+
+def test_encode_username_password_takes_bytes_as_they_are():
+    assert encode_username_password(b'jose\xcc\x81', b'\xff') == b'jose\xcc\x81:\xff'
+    assert encode_username_password(b'jose\xcc\x81', u'jose\u0301') == (
+        b'jose\xcc\x81:jos\xc3\xa9')
 
 
 # --- start lines -----------------------------------------------------------------------------

@@ -15,8 +15,8 @@ import ssl
 from six.moves.urllib.parse import SplitResult, urljoin, urlsplit
 
 from tinytornado import version
-from tinytornado._compat import text_type
-from tinytornado.httputil import HTTPHeaders
+from tinytornado._compat import binary_type, text_type
+from tinytornado.httputil import HTTPHeaders, encode_username_password
 from tinytornado.netutil import ssl_options_to_context
 
 __all__ = ['RareOptions', 'RARE_OPTIONS', 'RARE_OPTION_DEFAULTS', 'RequestProxy',
@@ -151,7 +151,7 @@ def prepare_headers(request, parts):
         headers['Host'] = netloc.rpartition('@')[2]
     username = password = None
     if '@' in netloc:  # SplitResult parses the user info again for each of the two
-        username, password = parts.username, parts.password
+        username, password = _url_text(parts.username), _url_text(parts.password)
     if username is None and request.auth_username is not None:
         username, password = request.auth_username, request.auth_password
     if username is not None:
@@ -167,12 +167,16 @@ def prepare_headers(request, parts):
     return headers
 
 
+def _url_text(value):
+    # A 2.7 native URL is bytes; Tornado 5.1 splits URLs as text, so that credentials
+    # given in one are NFC-normalized on 2.7 as well.
+    return value.decode('utf-8') if isinstance(value, binary_type) else value
+
+
 def _basic_auth(mode, username, password):
     if mode not in (None, 'basic'):
         raise ValueError('unsupported auth_mode %s' % mode)
-    credentials = '%s:%s' % (username, password or '')
-    if isinstance(credentials, text_type):
-        credentials = credentials.encode('utf-8')
+    credentials = encode_username_password(username, password or '')
     return 'Basic ' + base64.b64encode(credentials).decode('ascii')
 
 

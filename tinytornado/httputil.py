@@ -11,12 +11,12 @@ file has been fed `next_event` never answers `NEED_DATA`, so a broken server can
 caller waiting for bytes that will not come.
 
 Tornado 5.1's helpers live here too, for code written against ``tornado.httputil``:
-`url_concat`, `qs_to_qsl`, `format_timestamp`, `parse_cookie`, the start-line parsers
-`parse_request_start_line` and `parse_response_start_line`, the form parsers
-`parse_body_arguments` and `parse_multipart_form_data`, and the server side's data object
-`HTTPServerRequest` with the interfaces a server's parts implement (`HTTPMessageDelegate`,
-`HTTPConnection`, `HTTPServerConnectionDelegate`). tinytornado has no server: they are
-here so that code and tests written against them run.
+`url_concat`, `qs_to_qsl`, `format_timestamp`, `parse_cookie`, `encode_username_password`,
+the start-line parsers `parse_request_start_line` and `parse_response_start_line`, the form
+parsers `parse_body_arguments` and `parse_multipart_form_data`, and the server side's data
+object `HTTPServerRequest` with the interfaces a server's parts implement
+(`HTTPMessageDelegate`, `HTTPConnection`, `HTTPServerConnectionDelegate`). tinytornado has
+no server: they are here so that code and tests written against them run.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -28,6 +28,7 @@ import numbers
 import re
 import ssl
 import time
+import unicodedata
 import warnings
 import weakref
 import zlib
@@ -38,7 +39,7 @@ from six.moves.urllib.parse import (
     parse_qsl, unquote_to_bytes, urlencode, urlsplit, urlunsplit,
 )
 
-from tinytornado._compat import collections_abc, latin1_bytes, native_str
+from tinytornado._compat import collections_abc, latin1_bytes, native_str, text_type
 from tinytornado._http1parser import (
     ReceiveBuffer, asks_to_close, check_framing, chunk_size, format_request, normalize_name,
     parse_fields, split_fields, split_head,
@@ -53,7 +54,7 @@ __all__ = [
     'parse_response_start_line', 'responses', 'DEFAULT_MAX_HEADER_SIZE',
     'DEFAULT_MAX_HEADER_LINES', 'HTTPFile', 'parse_body_arguments', 'parse_multipart_form_data',
     'split_host_and_port', 'HTTPServerRequest', 'HTTPOutputError', 'HTTPServerConnectionDelegate',
-    'HTTPMessageDelegate', 'HTTPConnection',
+    'HTTPMessageDelegate', 'HTTPConnection', 'encode_username_password',
 ]
 
 DEFAULT_MAX_HEADER_SIZE = 65536  # Tornado's default
@@ -723,6 +724,23 @@ def _unquote_cookie(value):
 def _unescape(match):
     octal, character = match.groups()
     return character if octal is None else chr(int(octal, 8))
+
+
+# --- Credentials -------------------------------------------------------------------------------
+
+def encode_username_password(username, password):
+    """``username:password`` as bytes, as HTTP basic auth sends it.
+
+    Text is NFC-normalized, then UTF-8 encoded (RFC 7617 2.1), so that a name typed with a
+    combining accent matches the same name typed precomposed. Bytes are taken as they are.
+    """
+    return _nfc_utf8(username) + b':' + _nfc_utf8(password)
+
+
+def _nfc_utf8(value):
+    if isinstance(value, text_type):
+        return unicodedata.normalize('NFC', value).encode('utf-8')
+    return value
 
 
 # --- Start lines -------------------------------------------------------------------------------
