@@ -488,6 +488,24 @@ def test_run_sync_timeout_cancels_the_coroutine(vloop, clock):
     assert vloop.pending_work()[0] == []
 
 
+@pytest.mark.no_leak_check  # It leaves the coroutine running, on purpose.
+def test_run_sync_timeout_gives_the_cleanup_as_long_again_at_most(vloop, clock):
+    trace = []
+
+    @gen.coroutine
+    def swallows_cancellation():  # A legacy loop: CancelledError is an Exception on 2.7.
+        while True:
+            try:
+                yield gen.sleep(10)
+            except Exception as e:
+                trace.append((type(e).__name__, clock()))
+    with pytest.raises(TimeoutError):
+        vloop.run_sync(swallows_cancellation, timeout=1)
+    assert trace == [('CancelledError', 101)]
+    assert clock() == 102
+    assert len(vloop.pending_work()[0]) == 1  # Left running: its next sleep.
+
+
 def test_run_sync_timeout_can_leave_it_running(vloop, clock):
     trace = []
 

@@ -245,8 +245,8 @@ class IOLoop(Configurable):
 
         Args:
             timeout: relative seconds; when it expires, the coroutine is cancelled (unless
-                `cancel_on_timeout` is False), allowed to finish its cleanup, and
-                `TimeoutError` is raised.
+                `cancel_on_timeout` is False), allowed to finish its cleanup, for as long
+                again at most, and `TimeoutError` is raised.
         Raises:
             RuntimeError: the loop is already running (yield the coroutine instead).
         """
@@ -278,15 +278,20 @@ class IOLoop(Configurable):
 
         def on_timeout():
             state['timed_out'] = True
-            if not cancel_on_timeout or not state['future'].cancel():
+            if cancel_on_timeout and state['future'].cancel():
+                # A coroutine that goes on after its CancelledError (caught by an `except
+                # Exception:` on 2.7 and 3.6-3.7) must not keep run_sync from returning:
+                # Tornado 5.1's returns at the timeout.
+                timers.append(self.call_later(timeout, self.stop))
+            else:
                 self.stop()
 
         self.add_callback(run)
-        handle = None if timeout is None else self.call_later(timeout, on_timeout)
+        timers = [] if timeout is None else [self.call_later(timeout, on_timeout)]
         self.start()
         state['returned'] = True
-        if handle is not None:
-            self.remove_timeout(handle)
+        for timer in timers:
+            self.remove_timeout(timer)
         future = state['future']
         if state['timed_out']:
             # A failure during the coroutine's cleanup stays unretrieved, so the Future
