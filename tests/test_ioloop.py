@@ -7,13 +7,15 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
 import tinytornado
-from tinytornado import gen
+from tinytornado import gen, queues
+from tinytornado._compat import monotonic
 from tinytornado.concurrent import CancelledError, Future, TimeoutError
-from tinytornado.ioloop import IOLoop, PeriodicCallback, deadline_for
+from tinytornado.ioloop import IOLoop, PeriodicCallback, PollIOLoop, deadline_for
 from tinytornado.testing import VirtualClock
 
 
@@ -405,6 +407,65 @@ def test_add_callback_from_another_thread_wakes_a_sleeping_loop(loop):
 
     loop.add_callback(lambda: threading.Thread(target=from_thread).start())
     assert loop.run_sync(lambda: future, timeout=5) == 'woken'
+
+
+def test_the_clock_reads_as_the_wall_clock_so_legacy_deadlines_work(loop):
+    # Tornado 5.1's loop time is time.time(), and legacy code computes deadlines with it.
+    assert abs(loop.time() - time.time()) < 0.5
+    start = time.time()
+    fired = []
+    queue = queues.Queue()
+
+    @gen.coroutine
+    def waits():
+        loop.add_timeout(time.time() + 0.05, lambda: fired.append(time.time() - start))
+        with pytest.raises(gen.TimeoutError):
+            yield queue.get(timeout=time.time() + 0.1)
+        fired.append(time.time() - start)
+    loop.run_sync(waits, timeout=5)
+    assert 0.04 < fired[0] < 1 and 0.09 < fired[1] < 1, fired
+
+
+def test_timers_keep_to_the_monotonic_clock_when_the_wall_clock_steps(loop, monkeypatch):
+    start = time.time()
+    monkeypatch.setattr(time, 'time', lambda: start + 3600)  # An hour forward.
+    fired = []
+    loop.call_later(0.05, fired.append, 'fired')
+    loop.call_later(0.06, loop.stop)
+    loop.start()
+    assert fired == ['fired']
+    assert abs(loop.time() - start) < 1
+
+
+def test_a_subclass_clock_is_the_one_timers_keep_to():
+    class Shifted(PollIOLoop):  # As Tornado 5.1 code may define it.
+        def time(self):
+            return monotonic() + 500
+
+    loop = Shifted(make_current=False)
+    try:
+        start = loop.time()
+        assert abs(start - (monotonic() + 500)) < 0.5
+        fired = []
+        loop.call_at(start + 0.05, lambda: fired.append(loop.time() - start))
+        loop.call_later(0.1, loop.stop)
+        loop.start()
+        assert len(fired) == 1 and 0.04 < fired[0] < 1, fired
+    finally:
+        loop.close()
+
+
+def test_a_deadline_years_away_waits_without_error(loop):
+    # A poll timeout past the system's limit raised OverflowError in the loop.
+    far = loop.call_at(loop.time() + 1e10, lambda: None)
+    waker = threading.Timer(0.05, lambda: loop.add_callback(loop.stop))
+    waker.start()
+    try:
+        loop.start()
+    finally:
+        waker.join()
+    assert len(loop.pending_work()[0]) == 1
+    loop.remove_timeout(far)
 
 
 def test_add_future_runs_callback_in_a_later_pass(vloop):

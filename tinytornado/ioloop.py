@@ -31,9 +31,12 @@ A cancelled timer loses its callback at once but stays in the queue, dead, and i
 when it comes due; when dead timers outnumber live ones the queue is rebuilt without them,
 so cancelling is O(1) and the queue never fills with garbage.
 
-The loop's clock is injectable (`time_func`). A clock with an ``advance(seconds)`` method
-is virtual: instead of sleeping until a deadline, the loop advances it, so tests of timer
-logic run exactly and instantly (see `tinytornado.testing.VirtualClock`).
+The loop's clock reads as ``time.time()`` (Tornado 5.1's clock, which legacy deadlines
+are computed with) but is the monotonic clock underneath: timers are kept on it, so a
+step of the system clock moves none of them. The clock is injectable (`time_func`). A
+clock with an ``advance(seconds)`` method is virtual: instead of sleeping until a deadline,
+the loop advances it, so tests of timer logic run exactly and instantly (see
+`tinytornado.testing.VirtualClock`).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -50,6 +53,7 @@ import random
 import socket
 import sys
 import threading
+import time
 
 from tinytornado._compat import get_ident, monotonic
 from tinytornado._configurable import Configurable
@@ -65,6 +69,7 @@ from tinytornado.log import app_log
 __all__ = ['deadline_for', 'IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
 
 _COMPACT_MIN_CANCELLED = 512
+_LONGEST_POLL = 86400.0
 # A timer's handle is a number, unique in the process (so a handle given to another loop's
 # remove_timeout cancels nothing there) and never 0. A number, not an object: a million
 # pending timers then add nothing the garbage collector tracks, which on 2.7 would cost
@@ -365,6 +370,16 @@ class IOLoop(Configurable):
 
     # -- timers -------------------------------------------------------------------------
 
+    def time(self):
+        """The loop's clock, in seconds: what deadlines are given in.
+
+        It reads as ``time.time()`` does (as Tornado 5.1's, so legacy code's
+        ``add_timeout(time.time() + 5, ...)`` waits 5 s), but it is monotonic: set to the
+        wall clock when the loop is made, it does not follow later steps of the system
+        clock, and neither do the timers. A loop made with a `time_func` reads that.
+        """
+        raise NotImplementedError()
+
     def add_timeout(self, deadline, callback, *args):
         """Run `callback(*args)` at `deadline`: loop time (`self.time()`) or a timedelta."""
         return self.call_at(deadline_for(deadline, self), callback, *args)
@@ -448,13 +463,24 @@ class PollIOLoop(IOLoop):
 
     Args:
         make_current: as for `IOLoop.initialize`.
-        time_func: the loop's clock, a callable returning seconds (default: monotonic).
+        time_func: the loop's clock, a callable returning seconds (default: the monotonic
+            clock, read as the wall clock: see `IOLoop.time`). A subclass may define
+            `time` instead, as in Tornado 5.1.
         impl: the poller, one of `_poller`'s (default: the best the platform has), as
             Tornado 5.1's subclasses pass it.
     """
 
     def initialize(self, make_current=None, time_func=None, impl=None):
-        self.time = time_func or monotonic
+        # Timers are kept on `_clock`, `time()` less `_epoch_offset`: the loop reads its
+        # clock every pass and every call_later without a Python call for the sum.
+        self._epoch_offset = 0.0
+        if type(self).time != IOLoop.time:  # `is` fails on 2.7: each read is a new method
+            self._clock = self.time  # A subclass's own clock, as Tornado 5.1 honours it.
+        elif time_func is not None:
+            self.time = self._clock = time_func
+        else:
+            self._clock = monotonic
+            self.time, self._epoch_offset = _epoch_aligned(monotonic)
         self._advance_clock = getattr(time_func, 'advance', None)
         self._callbacks = collections.deque()
         self._timers = TimerQueue()
@@ -509,9 +535,13 @@ class PollIOLoop(IOLoop):
 
     # -- timers -------------------------------------------------------------------------
 
+    def call_later(self, delay, callback, *args):
+        # call_at(self.time() + delay) without time()'s call: a timer a coroutine sleeps on.
+        return self.call_at(self._clock() + self._epoch_offset + delay, callback, *args)
+
     def call_at(self, when, callback, *args):
         handle = next(_timer_handles)
-        self._timers.push(when, handle)
+        self._timers.push(when - self._epoch_offset, handle)
         self._timer_callbacks[handle] = callback
         if args:
             self._timer_args[handle] = args
@@ -550,8 +580,8 @@ class PollIOLoop(IOLoop):
 
     def pending_work(self):
         callbacks = self._timer_callbacks
-        timers = [(deadline, callbacks[handle]) for deadline, handle in self._timers
-                  if handle in callbacks]
+        timers = [(deadline + self._epoch_offset, callbacks[handle])
+                  for deadline, handle in self._timers if handle in callbacks]
         fileobjs = [fileobj for fileobj, _ in self._handlers.values()
                     if fileobj is not self._waker.reader]
         return timers, fileobjs
@@ -566,7 +596,7 @@ class PollIOLoop(IOLoop):
             ready = self._wait()
         # Due timers are taken now, before anything runs: one that a callback of this
         # pass schedules for "now" runs in the next pass, as in asyncio.
-        due = self._timers.pop_due(self.time()) if self._timers.length else None
+        due = self._timers.pop_due(self._clock()) if self._timers.length else None
         callbacks = self._callbacks
         # Only those queued before the pass: one a callback adds runs in the next pass. A
         # countdown makes no object per pass, as range() or itertools.repeat() would.
@@ -603,7 +633,8 @@ class PollIOLoop(IOLoop):
         while timers.length:
             deadline, handle = timers.first()
             if handle in self._timer_callbacks:
-                return max(0, deadline - self.time())
+                # At most a day: a poll timeout too large for the system raises.
+                return min(max(0, deadline - self._clock()), _LONGEST_POLL)
             # A dead timer at the head would wake the poll for nothing.
             timers.pop_first()
         return None
@@ -723,6 +754,16 @@ class PeriodicCallback(object):
             # deadline. A small step back (a clock adjusted by NTP) is not worth a change
             # of schedule.
             self._next_timeout += period
+
+
+def _epoch_aligned(clock):
+    """``(aligned, offset)``: `clock` shifted by `offset` so that `aligned()` reads as
+    ``time.time()`` reads now, and goes on as `clock` does (see `IOLoop.time`)."""
+    offset = time.time() - clock()
+
+    def aligned():
+        return clock() + offset
+    return aligned, offset
 
 
 def deadline_for(timeout, io_loop=None):

@@ -6,8 +6,9 @@ cancelled gives up its place without taking anything with it (see `_waiters`).
 
 Timeouts: every `timeout` argument is either a `datetime.timedelta` (relative) or an
 absolute deadline on the loop's clock (``IOLoop.current().time() + 5``). Beware: a plain
-number is a deadline, not a delay. ``timeout=5`` means "at loop time 5", which on a
-monotonic clock has long passed, so the wait times out in the next loop pass.
+number is a deadline, not a delay. ``timeout=5`` means "at loop time 5", which has long
+passed (the loop's clock reads as ``time.time()``), so the wait times out in the next loop
+pass.
 
 A wait that has succeeded belongs to whoever holds its Future. A coroutine cancelled in
 the moment between its `acquire()` Future resolving and its resuming never receives the

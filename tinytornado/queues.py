@@ -10,8 +10,8 @@ overtakes a waiter. A getter or putter that timed out or was cancelled has left 
 
 Timeouts: `timeout` is a `datetime.timedelta`, or an absolute deadline on the loop's clock
 (``IOLoop.current().time() + 5``). Beware: a plain number is a deadline, not a delay.
-``q.get(timeout=5)`` means "by loop time 5", long past on a monotonic clock, so it times
-out in the next loop pass.
+``q.get(timeout=5)`` means "by loop time 5", long past (the loop's clock reads as
+``time.time()``), so it times out in the next loop pass.
 """
 from __future__ import absolute_import, division, print_function
 

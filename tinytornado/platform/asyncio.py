@@ -44,7 +44,7 @@ from tinytornado import gen
 from tinytornado._compat import selectors
 from tinytornado._compat_py3 import asyncio_future_for
 from tinytornado.concurrent import Future
-from tinytornado.ioloop import IOLoop, _fileno
+from tinytornado.ioloop import IOLoop, _epoch_aligned, _fileno
 
 __all__ = [
     'BaseAsyncIOLoop', 'AsyncIOLoop', 'AsyncIOMainLoop', 'to_asyncio_future',
@@ -87,7 +87,10 @@ class BaseAsyncIOLoop(IOLoop):
 
     def initialize(self, asyncio_loop, close_loop=False, make_current=None):
         self.asyncio_loop = asyncio_loop
-        self.time = asyncio_loop.time
+        if isinstance(asyncio_loop, _ClockEventLoop):  # A clock of the caller's: as it is.
+            self.time, self._epoch_offset = asyncio_loop.time, 0.0
+        else:
+            self.time, self._epoch_offset = _epoch_aligned(asyncio_loop.time)
         self._close_loop = close_loop
         self._handlers = {}
         self._timer_groups = {}
@@ -149,7 +152,8 @@ class BaseAsyncIOLoop(IOLoop):
         group = self._timer_groups.get(when)
         if group is None:
             group = self._timer_groups[when] = _TimerGroup(when)
-            group.handle = self.asyncio_loop.call_at(when, self._run_timer_group, group)
+            group.handle = self.asyncio_loop.call_at(when - self._epoch_offset,
+                                                     self._run_timer_group, group)
         timeout = _Timeout(group, callback, args)
         group.timeouts.append(timeout)
         group.live += 1
