@@ -7,7 +7,9 @@ it holds the thread while it fetches.
 """
 from __future__ import absolute_import, division, print_function
 
+import errno
 import gc
+import io
 import threading
 import warnings
 
@@ -150,6 +152,127 @@ def test_callback_fetch_on_a_closed_client_raises_at_once(clients):
     client.close()
     with pytest.raises(RuntimeError):
         fetch_with_callback(client, 'http://127.0.0.1/')
+
+
+# --- fetch_impl: 5.1's clients of another kind --------------------------------------------
+
+class CannedClient(AsyncHTTPClient):
+    """A mock client as 5.1's users write one: `fetch_impl` answers from `responses`
+    (code, error) by URL, and keeps the requests it was given."""
+    responses = {}
+
+    def initialize(self, **kwargs):
+        super(CannedClient, self).initialize(**kwargs)
+        self.requests = []
+        self.callbacks = []
+
+    def fetch_impl(self, request, callback):
+        self.requests.append(request)
+        self.callbacks.append(callback)
+        code, error = self.responses.get(request.url, (200, None))
+        if code is not None:  # else answered later, through self.callbacks
+            callback(HTTPResponse(request, code, error=error,
+                                  buffer=io.BytesIO(b'canned ' + request.method.encode())))
+
+
+@pytest.fixture
+def canned_client_configured(io_loop):
+    """AsyncHTTPClient made into CannedClient for the test."""
+    saved = AsyncHTTPClient._save_configuration()
+    AsyncHTTPClient.configure(CannedClient, defaults=dict(user_agent='canned/1'))
+    yield
+    AsyncHTTPClient._restore_configuration(saved)
+
+
+@pytest.fixture
+def canned(canned_client_configured):
+    client = AsyncHTTPClient(force_instance=True)
+    yield client
+    client.close()
+
+
+def test_a_configured_fetch_impl_answers_instead_of_the_network(canned):
+    assert type(canned) is CannedClient
+    response = yield canned.fetch('http://127.0.0.1:1/a', method='POST', body=b'x')
+    assert (response.code, response.body) == (200, b'canned POST')
+    request = canned.requests[0]  # seen through the defaults, as by 5.1's _RequestProxy
+    assert request.user_agent == 'canned/1' and request.defaults is canned.defaults
+    assert (request.request.url, request.request.body) == ('http://127.0.0.1:1/a', b'x')
+    assert response.request is request.request
+
+
+def test_fetch_impl_errors_end_the_future_as_5_1s_fetch(canned):
+    refused = EnvironmentError(errno.ECONNREFUSED, 'refused')
+    CannedClient.responses = {'http://127.0.0.1:1/gone': (404, None),
+                              'http://127.0.0.1:1/down': (599, refused)}
+    try:
+        with pytest.raises(HTTPClientError) as caught:
+            yield canned.fetch('http://127.0.0.1:1/gone')
+        assert caught.value.code == 404 and caught.value.response.body == b'canned GET'
+        with pytest.raises(EnvironmentError) as caught:
+            yield canned.fetch('http://127.0.0.1:1/down')
+        assert caught.value is refused
+        responses = yield [canned.fetch('http://127.0.0.1:1/' + path, raise_error=False)
+                           for path in ('gone', 'down')]
+    finally:
+        CannedClient.responses = {}
+    assert [r.code for r in responses] == [404, 599]
+    assert isinstance(responses[0].error, HTTPClientError) and responses[1].error is refused
+
+
+def test_fetch_impl_answering_a_cancelled_fetch_is_ignored(canned, app_log_records):
+    CannedClient.responses = {'http://127.0.0.1:1/later': (None, None)}
+    try:
+        future = canned.fetch('http://127.0.0.1:1/later')
+    finally:
+        CannedClient.responses = {}
+    future.cancel()
+    canned.callbacks[0](HTTPResponse(canned.requests[0], 200))
+    assert future.cancelled() and app_log_records == []
+
+
+def test_fetch_impl_serves_the_callback_form_too(canned):
+    future, called = fetch_with_callback(canned, 'http://127.0.0.1:1/b')
+    response = yield future
+    yield passes(2)
+    assert called == [response] and response.body == b'canned GET'
+
+
+def test_fetch_impl_serves_the_blocking_client(no_current_loop, canned_client_configured):
+    client = HTTPClient()
+    try:
+        assert client.fetch('http://127.0.0.1:1/c').body == b'canned GET'
+    finally:
+        client.close()
+
+
+class Logging(AsyncHTTPClient):
+    """A subclass that watches the fetches and leaves them to the real client."""
+
+    def initialize(self, **kwargs):
+        super(Logging, self).initialize(**kwargs)
+        self.log = []
+
+    def fetch_impl(self, request, callback):
+        self.log.append(request.url)
+        super(Logging, self).fetch_impl(request, lambda response: callback(
+            self.log.append(response.code) or response))
+
+
+def test_the_base_fetch_impl_fetches_for_a_subclass_that_calls_it(io_loop, servers):
+    server = servers([reply(response_bytes(b'real')), reply(response_bytes(code=404)),
+                      close_without_reply])
+    client = Logging(force_instance=True)
+    try:
+        response = yield client.fetch(server.url('/1'))
+        with pytest.raises(HTTPClientError):
+            yield client.fetch(server.url('/2'))
+        failed = yield client.fetch(server.url('/3'), raise_error=False)
+    finally:
+        client.close()
+    assert response.body == b'real'
+    assert client.log == [server.url('/1'), 200, server.url('/2'), 404, server.url('/3'), 599]
+    assert isinstance(failed.error, NoResponseError)
 
 
 # --- HTTPResponse repr -----------------------------------------------------------------------

@@ -18,7 +18,7 @@ __all__ = [
     'with_traceback', 'clear_frame', 'exc_clear', 'format_exc_info', 'collections_abc',
     'binary_type', 'text_type', 'string_types', 'unichr', 'stdlib_socket', 'close_socket',
     'awaitable', 'UINT64_TYPECODE', 'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX',
-    'is_finalizing',
+    'is_finalizing', 'unbound_function',
 ]
 
 PY2 = six.PY2
@@ -65,6 +65,8 @@ else:
     from threading import get_ident  # noqa: F401
 
 reraise = six.reraise
+# A method as the function its class defines (2.7 wraps it in an unbound method).
+unbound_function = six.get_unbound_function
 
 # 2.7's epoll.poll() truncates its timeout to whole milliseconds, so a wait of 0.7 ms
 # returns at once and the loop spins until the deadline; 3.x rounds up.

@@ -28,7 +28,7 @@ import weakref
 from six.moves import http_client
 
 from tinytornado import gen
-from tinytornado._compat import text_type
+from tinytornado._compat import text_type, unbound_function
 from tinytornado._configurable import Configurable
 from tinytornado._http1connection import Exchange, RecordedExchange, data_at_close
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
@@ -298,6 +298,9 @@ class AsyncHTTPClient(Configurable):
         impl, init_kwargs = cls._impl_and_kwargs(kwargs)
         instance = super(AsyncHTTPClient, cls).__new__(impl)
         instance._instance_cache = cache
+        # Decided once per client, so that the native fetch pays one attribute test.
+        instance._fetch_impl_overridden = (
+            unbound_function(impl.fetch_impl) is not AsyncHTTPClient.__dict__['fetch_impl'])
         instance.initialize(**init_kwargs)
         if cache is not None:
             cache[io_loop] = instance
@@ -372,6 +375,9 @@ class AsyncHTTPClient(Configurable):
         (code 599 when there was no response). The Future is returned all the same, and
         `raise_error` still decides how it ends; the callback is not called for a fetch
         whose Future was cancelled.
+
+        A subclass that overrides `fetch_impl` (a mock client, as in 5.1) gets the request
+        there instead, and its response ends the Future as described.
         """
         if callback is not None:
             return self._fetch_with_callback(request, callback, raise_error, kwargs)
@@ -385,6 +391,34 @@ class AsyncHTTPClient(Configurable):
         headers = request._headers
         request.headers = HTTPHeaders() if headers is None else HTTPHeaders(headers)
         request = RequestProxy(request, self.defaults)
+        if self._fetch_impl_overridden:
+            return self._fetch_through_impl(request, raise_error)
+        return self._start_fetch(request, raise_error)
+
+    def fetch_impl(self, request, callback):
+        """Tornado 5.1's hook for a client of another kind: fetch `request` and call
+        ``callback(response)`` once, with the HTTPResponse whatever the outcome (code 599
+        and its `error` when there was no response).
+
+        `fetch` calls it only in a subclass that overrides it, with the request seen
+        through the client's defaults (a `_RequestProxy`); such a subclass may still call
+        this one (through super) for a real fetch.
+        """
+        self._start_fetch(request, False).add_done_callback(
+            lambda future: callback(future.result()))
+
+    def _fetch_through_impl(self, request, raise_error):
+        """fetch's Future for a subclass's fetch_impl, which ends it as 5.1's fetch did."""
+        future = Future()
+
+        def handle_response(response):
+            if not future.cancelled():  # nobody waits for it any more
+                _end_fetch(future, response, raise_error)
+        self.fetch_impl(request, handle_response)
+        return future
+
+    def _start_fetch(self, request, raise_error):
+        """The Future of the native fetch of `request` (a RequestProxy)."""
         try:
             exchange = (Exchange if request.wire_recorder is None else RecordedExchange)(
                 request, self.io_loop, self._ssl_contexts)
@@ -513,12 +547,8 @@ class _QueuedFetch(SlotWaiter):
         self.client.io_loop.add_callback(self._start)
 
     def timed_out(self, error):
-        response = _response(self.request.request, self.exchange, error)
-        outcome = _outcome(response, self.raise_error)
-        if isinstance(outcome, gen.Return):
-            self.future.set_result(response)
-        else:
-            self.future.set_exception(outcome)
+        _end_fetch(self.future, _response(self.request.request, self.exchange, error),
+                   self.raise_error)
 
     def _start(self):
         if self.future.done():  # cancelled meanwhile, and the slot handed on
@@ -548,6 +578,15 @@ def _callback_response(future, request):
 
 def _granted(slot):
     return slot.done() and not slot.cancelled() and slot.exception() is None
+
+
+def _end_fetch(future, response, raise_error):
+    """Resolve a fetch's `future` as it ends with `response`: see `_outcome`."""
+    outcome = _outcome(response, raise_error)
+    if isinstance(outcome, gen.Return):
+        future.set_result(response)
+    else:
+        future.set_exception(outcome)
 
 
 def _outcome(response, raise_error):
