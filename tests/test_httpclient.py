@@ -39,6 +39,7 @@ from tinytornado.httputil import HTTPHeaders, HTTPInputError, NoResponseError
 from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import StreamClosedError
 from tinytornado.netutil import ssl_options_to_context
+from tinytornado.simple_httpclient import SimpleAsyncHTTPClient
 from tinytornado.tcpserver import TCPServer
 from tinytornado.testing import bind_unused_port
 
@@ -1157,14 +1158,14 @@ def test_configure_sets_the_arguments_of_new_clients(io_loop):
         client.close()
         AsyncHTTPClient.configure(None, defaults=dict(request_timeout=7))
         client = AsyncHTTPClient(force_instance=True, max_clients=4)
-        assert type(client) is AsyncHTTPClient
+        assert type(client) is SimpleAsyncHTTPClient  # the default, as in Tornado 5.1
         assert (client.max_clients, client.defaults['request_timeout']) == (4, 7)
         client.close()
         with pytest.raises(ValueError):
             AsyncHTTPClient.configure(dict)
     finally:
         AsyncHTTPClient._restore_configuration(saved)
-    assert AsyncHTTPClient.configured_class() is AsyncHTTPClient
+    assert AsyncHTTPClient.configured_class() is SimpleAsyncHTTPClient
 
 
 def test_a_request_in_flight_when_the_client_closes_finishes(client, servers):

@@ -50,7 +50,7 @@ LAYER_ORDER = [
     ('_httppool', ['concurrent', '_httperrors']),
     ('_http1connection', ['iostream', 'httputil', '_httperrors', '_httprequest']),
     ('httpclient', ['tcpclient', '_http1connection', '_httppool']),
-    ('simple_httpclient', ['httpclient']),  # 5.1's name for httpclient's AsyncHTTPClient.
+    ('simple_httpclient', ['httpclient']),  # 5.1's module of its client, re-exported.
     ('crawler', ['httpclient', 'queues', 'tcpserver']),
     ('testing', ['gen', 'netutil']),
     ('pytest_plugin', ['testing']),

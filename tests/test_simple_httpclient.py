@@ -1,6 +1,6 @@
 """Tornado 5.1's module of its client, `tinytornado.simple_httpclient`: the names legacy code
-imports from it are httpclient's own client and errors, and configuring by 5.1's dotted
-name chooses that client.
+imports from it are httpclient's default client class and errors, configuring by 5.1's
+dotted name chooses that client, and calling it keeps a client per loop of its own.
 
 The server is test_httpclient's `CannedServer` (``servers``), on the test's loop.
 """
@@ -19,7 +19,10 @@ from tinytornado.simple_httpclient import (
 
 
 def test_the_names_are_httpclients_own():
-    assert SimpleAsyncHTTPClient is AsyncHTTPClient
+    assert SimpleAsyncHTTPClient is httpclient.SimpleAsyncHTTPClient
+    assert SimpleAsyncHTTPClient.__bases__ == (AsyncHTTPClient,)
+    assert repr(SimpleAsyncHTTPClient) == (
+        "<class 'tinytornado.simple_httpclient.SimpleAsyncHTTPClient'>")
     assert HTTPTimeoutError is httpclient.HTTPTimeoutError
     assert HTTPStreamClosedError is httpclient.HTTPStreamClosedError
     assert sorted(simple_httpclient.__all__) == [
@@ -66,6 +69,33 @@ def test_configure_by_the_dotted_name_of_5_1(io_loop, saved_configuration, name)
 def test_configure_by_the_class(io_loop, saved_configuration):
     AsyncHTTPClient.configure(SimpleAsyncHTTPClient, max_clients=3)
     assert max_clients_of() == 3
+
+
+def test_it_is_the_default_client_class_as_in_5_1(io_loop, saved_configuration):
+    AsyncHTTPClient.configure(None)
+    client = AsyncHTTPClient(force_instance=True)
+    client.close()
+    assert type(client).__name__ == 'SimpleAsyncHTTPClient'
+    assert AsyncHTTPClient.configured_class() is SimpleAsyncHTTPClient
+
+
+def test_it_keeps_a_client_per_loop_apart_from_the_bases(io_loop, servers):
+    server = servers([reply(response_bytes(b'mapped'))])
+    default = AsyncHTTPClient()
+    # Port 1 of loopback mapped to the server's: without the mapping, refused.
+    mapped = SimpleAsyncHTTPClient(max_clients=3, hostname_mapping={
+        ('127.0.0.1', 1): ('127.0.0.1', server.port)})
+    try:
+        assert mapped is not default and type(default) is SimpleAsyncHTTPClient
+        assert SimpleAsyncHTTPClient() is mapped and AsyncHTTPClient() is default
+        assert (mapped.max_clients, default.max_clients) == (3, 10)
+        response = yield mapped.fetch('http://127.0.0.1:1/')
+        assert response.body == b'mapped'
+    finally:
+        mapped.close()
+        default.close()
+    assert SimpleAsyncHTTPClient() is not mapped  # close() forgot it: a new one is made
+    SimpleAsyncHTTPClient().close()
 
 
 def test_fetch_through_the_old_name(servers):
