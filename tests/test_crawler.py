@@ -167,7 +167,7 @@ def test_max_tries_retries_what_may_pass(serve):
     flaky, dead = by_url(statistics)[origin + '/flaky'], by_url(statistics)[origin + '/dead']
     assert (flaky.status, flaky.tries, flaky.exception) == (200, 3, None)
     assert (dead.status, dead.tries) == (None, 4)
-    assert dead.exception.startswith('NoResponseError')
+    assert dead.exception.startswith('NoResponseClientError: ')
     assert server.requests.count('/dead') == 4
 
 

@@ -179,9 +179,16 @@ def test_a_response_cut_short_is_kept_marked_truncated(wire_server, tmpdir):
         yield stream.write(written)
         stream.close()
         raise gen.Return(written)
+    @gen.coroutine
+    def bad_chunk(stream):  # the client's error is also an HTTPStreamClosedError
+        written = (b'HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n'
+                   b'Transfer-Encoding: chunked\r\n\r\nzz\r\n')
+        yield stream.write(written)
+        raise gen.Return(written)
     big = plain(b'x' * 5000)
     server = wire_server({'/robots.txt': plain(b'', status='404 Not Found'),
-                          '/': plain(html('/cut', '/big')), '/cut': hang_up, '/big': big})
+                          '/': plain(html('/cut', '/big', '/bad')), '/cut': hang_up,
+                          '/big': big, '/bad': bad_chunk})
     path = str(tmpdir.join('crawl.warc.gz'))
     yield Crawler([server.url()], warc=path, max_body_size=1000, max_tries=1,
                   **UNTHROTTLED).crawl()
@@ -189,6 +196,7 @@ def test_a_response_cut_short_is_kept_marked_truncated(wire_server, tmpdir):
     responses = dict((headers['WARC-Target-URI'], (headers.get('WARC-Truncated'), block))
                      for kind, headers, block in records if kind == 'response')
     assert responses[server.url('/cut')] == ('disconnect', written_for(server, '/cut'))
+    assert responses[server.url('/bad')] == ('unspecified', written_for(server, '/bad'))
     truncated, block = responses[server.url('/big')]
     assert truncated == 'length' and b''.join(big).startswith(block) and len(block) > 1000
     assert responses[server.url('/')] == (None, written_for(server, '/'))

@@ -33,7 +33,8 @@ from tinytornado import gen
 from tinytornado._httprequest import split_url
 from tinytornado.concurrent import CancelledError, TimeoutError
 from tinytornado.httpclient import (
-    AsyncHTTPClient, HTTPClientError, HTTPError, HTTPRequest, HTTPResponse, HTTPTimeoutError,
+    AsyncHTTPClient, HTTPClientError, HTTPError, HTTPRequest, HTTPResponse,
+    HTTPStreamClosedError, HTTPTimeoutError,
 )
 from tinytornado.httputil import HTTPHeaders, HTTPInputError, NoResponseError
 from tinytornado.ioloop import IOLoop
@@ -1090,8 +1091,10 @@ def test_bad_input(clients, servers, name):
     client = clients(**client_options)
     server = servers([step, reply(response_bytes(b'still serving'))])
     baseline = open_fds()
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=message) as caught:
         yield client.fetch(server.url('/bad'), **fetch_options)
+    if issubclass(error, HTTPInputError):  # and a 599 HTTPError, as Tornado 5.1's
+        assert isinstance(caught.value, HTTPStreamClosedError) and caught.value.code == 599
     response = yield client.fetch(server.url('/good'))
     assert response.body == b'still serving'  # the loop and the client go on
     assert [r.connection for r in server.requests] == [0, 1]  # the bad one was not reused
@@ -1104,6 +1107,7 @@ def test_bad_input_without_raise_error_is_a_599_response(client, servers):
     server = servers([reply(b'garbage\r\n\r\n')])
     response = yield client.fetch(server.url(), raise_error=False)
     assert response.code == 599 and isinstance(response.error, HTTPInputError)
+    assert isinstance(response.error, HTTPError) and response.error.code == 599
     assert response.body is None
     with pytest.raises(HTTPInputError):
         response.rethrow()

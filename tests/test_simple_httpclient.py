@@ -9,10 +9,11 @@ from __future__ import absolute_import, division, print_function
 import pytest
 
 from test_httpclient import (  # noqa: F401  (fixtures, found by pytest under their names)
-    clients, never_reply, reply, response_bytes, servers,
+    clients, close_without_reply, never_reply, reply, response_bytes, servers,
 )
 from tinytornado import httpclient, simple_httpclient
-from tinytornado.httpclient import AsyncHTTPClient, HTTPClientError
+from tinytornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPError
+from tinytornado.httputil import HTTPInputError, NoResponseError
 from tinytornado.simple_httpclient import (
     HTTPStreamClosedError, HTTPTimeoutError, SimpleAsyncHTTPClient,
 )
@@ -113,3 +114,34 @@ def test_a_timeout_is_the_error_of_the_old_module(virtual_clock, clients, server
     with pytest.raises(HTTPTimeoutError) as caught:
         yield clients().fetch(server.url(), request_timeout=1)
     assert str(caught.value) == 'Timeout during request'
+
+
+@pytest.mark.parametrize('data, message', [
+    (response_bytes(b'x' * 1001), 'larger than max_body_size'),
+    (response_bytes(headers=['X-Big: ' + 'a' * 2000]), 'larger than max_header_size'),
+    (b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello',
+     'both Transfer-Encoding and Content-Length'),
+    (b'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello',
+     'conflicting Content-Length'),
+], ids=['body', 'head', 'chunked-with-length', 'two-lengths'])
+def test_a_response_that_cannot_be_read_is_5_1s_stream_closed_error(clients, servers, data,
+                                                                      message):
+    # What 5.1's MaxBodySizeTest, MaxHeaderSizeTest and ChunkedWithContentLengthTest
+    # expect: legacy code catches it as an HTTPError; ours still says what was wrong.
+    server = servers([reply(data)])
+    client = clients(max_body_size=1000, max_header_size=1024)
+    try:
+        yield client.fetch(server.url())
+    except HTTPError as e:
+        caught = e
+    assert isinstance(caught, HTTPStreamClosedError) and caught.code == 599
+    assert isinstance(caught, HTTPInputError) and message in str(caught)
+    response = yield client.fetch(server.url(), raise_error=False)
+    assert response.code == 599 and response.error.__class__ is caught.__class__
+
+
+def test_no_response_is_5_1s_stream_closed_error_too(clients, servers):
+    server = servers([close_without_reply])
+    with pytest.raises(HTTPStreamClosedError) as caught:
+        yield clients().fetch(server.url())
+    assert isinstance(caught.value, NoResponseError) and caught.value.code == 599

@@ -6,7 +6,8 @@ request gets its pool slot), opens a connection unless the pool lends one, write
 request, and acts on the events the sans-IO `HTTP1ClientProtocol` parses from the bytes the
 fetch coroutine reads: the head (redirect or not, decoding, size limit), the body (decoded,
 capped at `max_body_size`, streamed or kept), the end. Every failure is an exception that
-says what went wrong; the fetch then drops the connection.
+says what went wrong; the fetch then drops the connection, and reports a response it could
+not read as an HTTPClientError too (`client_error`).
 
 A pooled connection the server closed meanwhile fails the first read; `may_retry` says when
 the request can be sent again on a new connection.
@@ -18,7 +19,7 @@ import socket
 import time
 
 from tinytornado import gen
-from tinytornado._httperrors import HTTPStreamClosedError, HTTPTimeoutError
+from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
 from tinytornado._httprequest import (
     check_supported, origin, prepare_headers, split_url, target,
 )
@@ -30,7 +31,8 @@ from tinytornado.httputil import (
 from tinytornado.iostream import StreamClosedError
 from tinytornado.netutil import errno_from_exception
 
-__all__ = ['Connection', 'Exchange', 'RecordedExchange', 'data_at_close']
+__all__ = ['Connection', 'Exchange', 'RecordedExchange', 'data_at_close', 'client_error',
+           'HTTPInputClientError', 'NoResponseClientError']
 
 _READ_CHUNK_SIZE = 65536
 # Requests that may be sent twice: RFC 9110 9.2.2's idempotent methods (TRACE aside).
@@ -50,6 +52,30 @@ class Connection(object):
         self.protocol = protocol
         self.requests = 0  # responses read whole on it; 0 while it serves its first request
         self.idle_read = None  # the read the pool keeps pending while it is idle
+
+
+class HTTPInputClientError(HTTPStreamClosedError, HTTPInputError):
+    """A response the client could not read (malformed, cut short, over a size limit), as a
+    fetch reports it: an HTTPInputError whose message says what was wrong, and an
+    HTTPStreamClosedError (code 599), as Tornado 5.1 reported it after closing the
+    connection, so that legacy ``except HTTPError`` code catches it."""
+    __module__ = 'tinytornado.httpclient'
+
+
+class NoResponseClientError(HTTPInputClientError, NoResponseError):
+    """A NoResponseError (closed before the response began) as a fetch reports it."""
+    __module__ = 'tinytornado.httpclient'
+
+
+def client_error(error):
+    """`error` as a fetch reports it: an HTTPInputError made an HTTPInputClientError."""
+    # Made from the parser's error at the end rather than raised by the parser, which is
+    # the HTTP grammar's, below the client (the server side raises HTTPInputError too).
+    if not isinstance(error, HTTPInputError) or isinstance(error, HTTPClientError):
+        return error
+    if isinstance(error, NoResponseError):
+        return NoResponseClientError(str(error))
+    return HTTPInputClientError(str(error))
 
 
 def data_at_close(error):

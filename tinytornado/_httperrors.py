@@ -46,7 +46,8 @@ class HTTPTimeoutError(HTTPClientError):
 
 
 class HTTPStreamClosedError(HTTPClientError):
-    """Code 599: the connection closed where nothing else explains it."""
+    """Code 599: the connection closed where nothing else explains it; or, as the
+    subclass HTTPInputClientError, the client closed it on a response it could not read."""
     __module__ = _PUBLIC_MODULE
 
     def __init__(self, message):

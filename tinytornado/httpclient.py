@@ -30,7 +30,10 @@ from six.moves import http_client
 from tinytornado import gen
 from tinytornado._compat import text_type, unbound_function
 from tinytornado._configurable import Configurable
-from tinytornado._http1connection import Exchange, RecordedExchange, data_at_close
+from tinytornado._http1connection import (
+    Exchange, HTTPInputClientError, NoResponseClientError, RecordedExchange, client_error,
+    data_at_close,
+)
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
 from tinytornado._httppool import ConnectionPool, SlotWaiter
 from tinytornado._httprequest import (
@@ -46,7 +49,8 @@ from tinytornado.tcpclient import TCPClient
 
 __all__ = [
     'AsyncHTTPClient', 'HTTPClient', 'HTTPRequest', 'HTTPResponse', 'HTTPClientError',
-    'HTTPError', 'HTTPTimeoutError', 'HTTPStreamClosedError',
+    'HTTPError', 'HTTPTimeoutError', 'HTTPStreamClosedError', 'HTTPInputClientError',
+    'NoResponseClientError',
 ]
 
 _DEFAULT_MAX_BUFFER_SIZE = 100 * 1024 * 1024  # Tornado's; also the default max_body_size
@@ -368,9 +372,12 @@ class AsyncHTTPClient(Configurable):
         Returns a Future of the HTTPResponse. With `raise_error` (the default) it fails
         instead: with HTTPClientError for a non-2xx response (the response attached), and
         with the error itself when there was no response (an HTTPTimeoutError, a socket
-        error such as a refused connection, HTTPInputError for a malformed response...).
-        With ``raise_error=False`` every outcome is a response, code 599 when there was
-        none. Cancelling the Future abandons the request and closes its connection.
+        error such as a refused connection...). A response that could not be read
+        (malformed, cut short, over max_header_size or max_body_size) fails it with an
+        HTTPInputClientError: both an httputil.HTTPInputError that says what was wrong
+        and, as in Tornado 5.1, an HTTPStreamClosedError (code 599); NoResponseClientError
+        if the connection closed before the response began. With ``raise_error=False``
+        every outcome is a response, code 599 when there was none. Cancelling the Future abandons the request and closes its connection.
 
         `callback` (deprecated, as in Tornado 5.1) is called on the loop with the
         HTTPResponse, whatever the outcome: a failure is a response whose `error` is set
@@ -480,7 +487,8 @@ class AsyncHTTPClient(Configurable):
                 # unbinds `e`; a 2.7 exception holds no traceback): its traceback holds this
                 # frame, and a local naming it would make a cycle keeping the frame (the
                 # exchange, the request's callbacks...) until the garbage collector runs.
-                raise _outcome(_response(original_request, exchange, e), raise_error)
+                raise _outcome(_response(original_request, exchange, client_error(e)),
+                               raise_error)
             if not exchange.redirect:
                 raise _outcome(_response(original_request, exchange), raise_error)
             request = redirected_request(request, exchange.code,

@@ -176,9 +176,10 @@ def truncation(error, too_large=False):
         return 'length'
     if isinstance(error, HTTPTimeoutError):
         return 'time'
-    if isinstance(error, (HTTPStreamClosedError, EnvironmentError)) or (
-            # The parser's word for a server that hung up before the response was whole.
-            isinstance(error, HTTPInputError) and str(error).startswith('connection closed')):
+    if isinstance(error, HTTPInputError):  # before HTTPStreamClosedError: the client's are both
+        # The parser's word for a server that hung up before the response was whole.
+        return 'disconnect' if str(error).startswith('connection closed') else 'unspecified'
+    if isinstance(error, (HTTPStreamClosedError, EnvironmentError)):
         return 'disconnect'
     return 'unspecified'
 
