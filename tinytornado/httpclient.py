@@ -377,7 +377,8 @@ class AsyncHTTPClient(Configurable):
         HTTPInputClientError: both an httputil.HTTPInputError that says what was wrong
         and, as in Tornado 5.1, an HTTPStreamClosedError (code 599); NoResponseClientError
         if the connection closed before the response began. With ``raise_error=False``
-        every outcome is a response, code 599 when there was none. Cancelling the Future abandons the request and closes its connection.
+        every outcome is a response, code 599 when there was none. Cancelling the Future
+        abandons the request and closes its connection.
 
         `callback` (deprecated, as in Tornado 5.1) is called on the loop with the
         HTTPResponse, whatever the outcome: a failure is a response whose `error` is set
