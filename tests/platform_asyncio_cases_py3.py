@@ -474,3 +474,19 @@ def test_the_any_thread_policy_gives_a_worker_thread_its_own_loop():
 
 def test_to_tornado_future_is_tornado_51s_name_for_to_tinytornado_future():
     assert to_tornado_future is to_tinytornado_future
+
+
+def test_an_asyncio_future_no_loop_runs_fails_rather_than_waiting_for_ever():
+    # On 3.6 and 3.7, asyncio.sleep() on tinytornado's own loop makes such a Future.
+    asyncio_loop = asyncio.new_event_loop()
+    loop = PollIOLoop(make_current=False)
+
+    @gen.coroutine
+    def waits():
+        yield asyncio_loop.create_future()
+    try:
+        with pytest.raises(RuntimeError, match='asyncio loop that is not running'):
+            loop.run_sync(waits, timeout=5)
+    finally:
+        loop.close()
+        asyncio_loop.close()

@@ -1,6 +1,7 @@
 from __future__ import absolute_import, division, print_function
 
 import datetime
+import logging
 import os
 import signal
 import socket
@@ -466,6 +467,55 @@ def test_a_deadline_years_away_waits_without_error(loop):
         waker.join()
     assert len(loop.pending_work()[0]) == 1
     loop.remove_timeout(far)
+
+
+@pytest.mark.skipif(not hasattr(signal, 'setitimer'), reason='needs signal.setitimer')
+def test_a_blocked_loop_logs_where_it_is_blocked():
+    loop = PollIOLoop(make_current=False)
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    gen_log = logging.getLogger('tornado.general')
+    gen_log.addHandler(handler)
+    previous_handler = signal.getsignal(signal.SIGALRM)
+
+    def blocks_the_loop():
+        end = time.time() + 0.3
+        while time.time() < end:  # Busy: a sleep would end at the signal on 2.7.
+            pass
+    try:
+        loop.set_blocking_log_threshold(0.05)
+        loop.call_later(0.1, lambda: None)  # Waiting in the poll meanwhile sets nothing off.
+        loop.call_later(0.2, blocks_the_loop)
+        loop.call_later(0.3, loop.stop)
+        loop.start()
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # Off once it stopped.
+        loop.set_blocking_log_threshold(None)
+        loop.add_callback(blocks_the_loop)
+        loop.add_callback(loop.stop)
+        loop.start()
+    finally:
+        gen_log.removeHandler(handler)
+        signal.signal(signal.SIGALRM, previous_handler)
+        loop.close()
+    assert len(records) == 1, [record.getMessage() for record in records]
+    message = records[0].getMessage()
+    assert message.startswith('IOLoop blocked for 0.050000 seconds in')
+    assert 'in blocks_the_loop' in message
+
+
+def test_split_fd_and_close_fd_take_numbers_and_files(loop):
+    reader, writer = socket.socketpair()
+    assert loop.split_fd(reader) == (reader.fileno(), reader)
+    descriptor = os.dup(writer.fileno())
+    assert loop.split_fd(descriptor) == (descriptor, descriptor)
+    loop.close_fd(reader)
+    loop.close_fd(descriptor)
+    loop.close_fd(descriptor)  # Closed already: nothing to do, as in 5.1.
+    writer.close()
+    assert reader.fileno() == -1
+    with pytest.raises(OSError):
+        os.fstat(descriptor)
 
 
 def test_add_future_runs_callback_in_a_later_pass(vloop):

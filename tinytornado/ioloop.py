@@ -50,10 +50,12 @@ import math
 import numbers
 import os
 import random
+import signal
 import socket
 import sys
 import threading
 import time
+import traceback
 
 from tinytornado._compat import get_ident, monotonic
 from tinytornado._configurable import Configurable
@@ -64,7 +66,7 @@ from tinytornado.concurrent import (
     Future, TimeoutError, _default_thread_pool, _resolve_through, future_add_done_callback,
     is_future,
 )
-from tinytornado.log import app_log
+from tinytornado.log import app_log, gen_log
 
 __all__ = ['deadline_for', 'IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
 
@@ -409,6 +411,35 @@ class IOLoop(Configurable):
         """Stop watching `fd`; harmless if it is not watched."""
         raise NotImplementedError()
 
+    def split_fd(self, fd):
+        """``(file descriptor, object)`` for `fd`, an int or an object with fileno()."""
+        return _fileno(fd), fd
+
+    def close_fd(self, fd):
+        """Close `fd` (an int or an object with close()), as ``close(all_fds=True)`` does."""
+        _close_quietly(fd)
+
+    # -- Tornado 5.1's watchdog over callbacks that keep the loop from its poll -----------
+
+    _blocking_signal_threshold = None
+
+    def set_blocking_signal_threshold(self, seconds, action):
+        """Send this process SIGALRM, handled by `action` (a signal handler; None: the
+        default, which ends the process), when the loop runs callbacks, handlers and timers
+        for more than `seconds` without coming back to its poll; None turns it off. Only
+        from the main thread, on Unix, and on tinytornado's own loop, as in Tornado 5.1.
+        """
+        raise NotImplementedError('this loop has no blocking alarm')
+
+    def set_blocking_log_threshold(self, seconds):
+        """Log the stack (`log_stack`) when the loop is blocked for more than `seconds`."""
+        self.set_blocking_signal_threshold(seconds, self.log_stack)
+
+    def log_stack(self, signum, frame):
+        """A signal handler that logs, as blocking the loop, the stack it interrupted."""
+        gen_log.warning('IOLoop blocked for %f seconds in\n%s', self._blocking_signal_threshold,
+                        ''.join(traceback.format_stack(frame)))
+
     def pending_work(self):
         """What is still scheduled: ``(timers, fileobjs)``.
 
@@ -503,6 +534,20 @@ class PollIOLoop(IOLoop):
                 self._run_once()
         finally:
             self._thread_ident = None
+            if self._blocking_signal_threshold is not None:
+                signal.setitimer(signal.ITIMER_REAL, 0, 0)  # No alarm once it has stopped.
+
+    def set_blocking_signal_threshold(self, seconds, action):
+        if not hasattr(signal, 'setitimer'):
+            raise NotImplementedError('set_blocking_signal_threshold needs signal.setitimer')
+        poller = getattr(self._poller, 'unwatched', self._poller)
+        self._blocking_signal_threshold = seconds
+        if seconds is None:
+            self._poller = poller
+            signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        else:
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if action is None else action)
+            self._poller = _WatchedPoller(poller, seconds)
 
     def stop(self):
         self._stopped = True
@@ -667,6 +712,24 @@ class PollIOLoop(IOLoop):
             if result is not None:
                 self._watch_returned(result)
 
+
+
+class _WatchedPoller(object):
+    """A poller that stops the blocking alarm while it waits and starts it again for the
+    pass's work (`set_blocking_signal_threshold`): in place of the loop's poller, so that a
+    loop without an alarm pays nothing for the feature."""
+
+    def __init__(self, poller, seconds):
+        self.unwatched = poller
+        self.seconds = seconds
+        self.register, self.modify = poller.register, poller.modify
+        self.unregister, self.close = poller.unregister, poller.close
+
+    def poll(self, delay):
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        ready = self.unwatched.poll(delay)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds, 0)
+        return ready
 
 
 def _setup_logging():

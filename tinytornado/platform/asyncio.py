@@ -390,11 +390,29 @@ def _copy_from_asyncio(source, future):
 def _convert_awaitable(awaitable):
     """What `gen` waits for when a coroutine yields an asyncio Future or an awaitable."""
     if asyncio.isfuture(awaitable):
+        _check_runs(_loop_of(awaitable))
         return _from_asyncio_future(awaitable)
     asyncio_loop = getattr(IOLoop.current(), 'asyncio_loop', None)
     if asyncio_loop is None:
         return gen._drive_awaitable(awaitable)
     return _from_asyncio_future(asyncio.ensure_future(awaitable, loop=asyncio_loop))
+
+
+def _loop_of(asyncio_future):
+    get_loop = getattr(asyncio_future, 'get_loop', None)  # Python 3.7+
+    return asyncio_future._loop if get_loop is None else get_loop()
+
+
+def _check_runs(asyncio_loop):
+    # An asyncio Future's callbacks run on its loop: on a loop that is not running (on
+    # tinytornado's own, asyncio.sleep() takes asyncio's current loop on 3.6 and 3.7) its
+    # outcome would never arrive, and the coroutine would wait for ever.
+    if not asyncio_loop.is_running():
+        raise RuntimeError(
+            'a coroutine yielded a Future of an asyncio loop that is not running: on '
+            "tinytornado's own IOLoop nothing runs asyncio's. Run on asyncio's loop, as "
+            "Tornado 5.1 does on Python 3: IOLoop.configure('tinytornado.platform.asyncio."
+            "AsyncIOLoop'), or AsyncIOMainLoop() inside an asyncio program")
 
 
 class _IsAwaitable(type):
