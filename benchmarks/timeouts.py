@@ -18,7 +18,8 @@ Scenarios: `same deadline` (the fetches leave the queue in the order they came),
 still connecting past the listener's backlog, when it times out; one deadline), and
 `no fetch` (each caller waits on a Future that never resolves, ``asyncio.wait_for`` on a
 bare asyncio Future; one deadline): what the timeout and the caller's resumption alone
-cost, the floor under the other three.
+cost, the floor under the other three. (``with_timeout`` leaves a bare Future uncancelled,
+as Tornado 5.1's does; ``wait_for`` cancels it.)
 
 The method is run.py's: every measurement in a fresh process (``--measure``), rounds
 interleaving the implementations, medians over rounds; the ratio is peer / tinytornado of

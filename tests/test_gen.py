@@ -325,6 +325,24 @@ def test_with_timeout_cancels_what_timed_out(vloop, clock):
     assert trace == [('inner cancelled', 1), ('timeout', 1), ('inner', True)]
 
 
+def test_with_timeout_leaves_a_bare_future_to_its_producer(vloop, app_log_records):
+    # Tornado 4 code resolves such a Future with a plain set_result, late or not: Tornado
+    # 5.1's with_timeout cancels nothing, so that never raised.
+    answer, failure = Future(), Future()
+
+    @gen.coroutine
+    def main():
+        for future in (answer, failure):
+            with pytest.raises(TimeoutError):
+                yield gen.with_timeout(datetime.timedelta(seconds=1), future)
+        yield gen.sleep(1)
+        answer.set_result('late')
+        failure.set_exception(ValueError('late failure'))
+    vloop.run_sync(main)
+    assert answer.result() == 'late'
+    assert [str(r.exc_info[1]) for r in app_log_records] == ['late failure']
+
+
 def test_with_timeout_deadline_and_leave_running(vloop, clock, app_log_records):
     trace = []
 

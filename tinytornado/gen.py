@@ -49,9 +49,9 @@ from tinytornado._compat import (
 )
 from tinytornado.concurrent import (
     _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
-    _call_with_result, _cancelled_exc_info, _done_future, _pending_future, _resolve,
-    _set_new_exception, chain_future, future_set_exc_info, future_set_result_unless_cancelled,
-    is_future,
+    _call_with_result, _cancel_if_cancellable, _cancelled_exc_info, _done_future,
+    _pending_future, _resolve, _set_new_exception, chain_future, future_set_exc_info,
+    future_set_result_unless_cancelled, is_future,
 )
 from tinytornado._extension import speedups as _speedups  # configured below
 from tinytornado.ioloop import IOLoop, _thread_state, deadline_for
@@ -504,8 +504,11 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
     Args:
         timeout: an absolute loop time (`IOLoop.time()`) or a `datetime.timedelta`. Beware:
             a plain number is a deadline, not a delay, as in Tornado.
-        cancel_on_timeout: cancel `future` when it times out (the default); if False it
-            goes on running and a later failure is logged unless in `quiet_exceptions`.
+        cancel_on_timeout: cancel `future` when it times out (the default), if cancelling
+            it stops some work: a coroutine, a fetch, a sleep, a queue's or lock's wait...
+            A bare Future is left to its producer, whose later set_result() would raise
+            otherwise (Tornado 5.1 cancels nothing). What is not cancelled goes on, and a
+            later failure is logged unless in `quiet_exceptions`.
     """
     future = convert_yielded(future)
     io_loop = IOLoop.current()
@@ -538,7 +541,10 @@ class _TimeoutWaiter(object):
         self.timer = None  # None from now on: it has timed out
         # Cancel first, so the inner coroutine cleans up before the caller resumes.
         if self.cancel_on_timeout:
-            self.future.cancel()
+            _cancel_if_cancellable(self.future)
+        # Not needed any more; and a future left running holds this waiter (its callback
+        # logs a late failure): holding it back would make a cycle for the collector.
+        self.future = None
         if self.result._outcome is _NOT_DONE:  # result.done() without its call
             # Made, not raised: a traceback would keep this frame, and through it the
             # stack and `result`, alive in a cycle that only the garbage collector frees.
@@ -554,7 +560,7 @@ class _TimeoutWaiter(object):
             chain_future(done, self.result)
 
     def cancel(self):
-        self.future.cancel()
+        _cancel_if_cancellable(self.future)
         if not self.result.done():
             self.result.set_cancelled()
         return True
