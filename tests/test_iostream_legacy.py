@@ -4,10 +4,14 @@ the Future the call makes without them."""
 from __future__ import absolute_import, division, print_function
 
 import errno
+import fcntl
 import gc
+import io
 import logging
+import os
 import socket
 import warnings
+import weakref
 
 import pytest
 
@@ -485,3 +489,259 @@ def test_tls_connect_and_wait_for_handshake_with_callbacks(io_loop):
     server.stream.close()
     client.close()
     server.stop()
+
+
+# -- subclasses written for Tornado 5.1: no socket, four fd hooks ------------------------
+
+class FdStream(BaseIOStream):
+    """A stream as Tornado 5.1 documents subclassing BaseIOStream (its PipeIOStream is one):
+    no socket, but fileno, close_fd, write_to_fd and read_from_fd over a file descriptor,
+    here a dup of one end of a socketpair. `read_error` or `write_error`, once set, is
+    what that hook raises; `closes` counts the close_fd calls."""
+
+    def __init__(self, sock, **kwargs):
+        self.fd = os.dup(sock.fileno())
+        self._file = io.FileIO(self.fd, 'r+')
+        flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
+        fcntl.fcntl(self.fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        self.read_error = self.write_error = None
+        self.closes = 0
+        super(FdStream, self).__init__(**kwargs)
+
+    def fileno(self):
+        return self.fd
+
+    def close_fd(self):
+        self.closes += 1
+        self._file.close()
+
+    def write_to_fd(self, data):
+        if self.write_error is not None:
+            raise self.write_error
+        return os.write(self.fd, data)
+
+    def read_from_fd(self, buf):
+        if self.read_error is not None:
+            raise self.read_error
+        return self._file.readinto(buf)  # None when it would block, as the hook says
+
+
+@pytest.fixture
+def fd_stream_pair(io_loop):
+    """An FdStream and an IOStream joined by a socketpair; closed after the test."""
+    left, right = socket.socketpair()
+    streams = FdStream(left), IOStream(right)
+    left.close()  # the FdStream has its own descriptor
+    yield streams
+    for stream in streams:
+        stream.close()
+
+
+def test_a_51_subclass_reads_writes_and_sees_the_close(io_loop, fd_stream_pair):
+    stream, peer = fd_stream_pair
+    trace = []
+
+    @gen.coroutine
+    def main():
+        closed = watch_close(stream, trace)
+        yield stream.write(b'ping\n')
+        trace.append(('peer got', (yield peer.read_until(b'\n'))))
+        yield peer.write(b'line\nabcdefgh')
+        trace.append(('line', (yield stream.read_until(b'\n'))))
+        trace.append(('partial', (yield stream.read_bytes(100, partial=True))))
+        yield peer.write(b'12345')
+        trace.append(('bytes', (yield stream.read_bytes(3))))
+        peer.close()
+        trace.append(('rest', (yield stream.read_until_close())))
+        yield closed
+
+    run(io_loop, main)
+    assert trace == [('peer got', b'ping\n'), ('line', b'line\n'), ('partial', b'abcdefgh'),
+                     ('bytes', b'123'), ('rest', b'45'), ('closed',)]
+    stream.close()
+    assert stream.closes == 1 and stream.error is None
+
+
+def test_a_51_subclass_moves_more_than_the_kernel_buffers_at_once(io_loop, fd_stream_pair):
+    # write_to_fd takes part of it, the rest waits for the loop; reads go through the
+    # stream's buffer and straight into read_into's.
+    stream, peer = fd_stream_pair
+    data = os.urandom(1 << 20)
+    buf = bytearray(len(data))
+
+    @gen.coroutine
+    def main():
+        written = stream.write(data)
+        assert not written.done()
+        received = yield peer.read_bytes(len(data))
+        yield written
+        # Read first: with no read pending, the stream reads only a chunk ahead.
+        filled = stream.read_into(buf)
+        yield peer.write(data)
+        count = yield filled
+        raise gen.Return((received, count))
+
+    assert run(io_loop, main) == (data, len(data))
+    assert buf == data
+
+
+def test_a_51_subclass_closes_its_fd_once(io_loop, fd_stream_pair):
+    stream, _ = fd_stream_pair
+    pending = stream.read_bytes(1)
+    stream.close()
+    stream.close()
+    assert stream.closes == 1 and stream.closed()
+    assert isinstance(pending.exception(), StreamClosedError)
+
+
+def read_fails(io_loop, stream, peer):
+    """The StreamClosedError that a read on `stream` fails with once `peer` sends a byte."""
+
+    @gen.coroutine
+    def main():
+        yield peer.write(b'x')
+        with pytest.raises(StreamClosedError) as info:
+            yield stream.read_bytes(1)
+        raise gen.Return(info.value)
+
+    return run(io_loop, main)
+
+
+@pytest.mark.parametrize('number, logged', [(errno.EIO, True), (errno.ECONNRESET, False)],
+                         ids=['EIO', 'ECONNRESET'])
+def test_a_51_subclass_read_error_closes_the_stream_as_51_reports_it(
+        io_loop, fd_stream_pair, caplog, number, logged):
+    # A warning, unless the peer went away; the read fails with the hook's error as the
+    # StreamClosedError's real_error, which is also the stream's error.
+    stream, peer = fd_stream_pair
+    error = stream.read_error = socket.error(number, 'failed')
+
+    with caplog.at_level(logging.WARNING, logger=gen_log.name):
+        closed_error = read_fails(io_loop, stream, peer)
+    assert closed_error.real_error is error and stream.error is error
+    assert stream.closed() and stream.closes == 1
+    warnings = [r.getMessage() for r in caplog.records if r.name == gen_log.name]
+    assert [w.startswith('Read error') for w in warnings] == ([True] if logged else [])
+
+
+def test_a_51_subclass_write_error_fails_the_write_as_51_reports_it(io_loop, fd_stream_pair):
+    stream, _ = fd_stream_pair
+    error = stream.write_error = socket.error(errno.EIO, 'failed')
+
+    @gen.coroutine
+    def main():
+        with ExpectLog(gen_log, 'Write error'):
+            with pytest.raises(StreamClosedError) as info:
+                yield stream.write(b'lost')
+        raise gen.Return(info.value)
+
+    assert run(io_loop, main).real_error is error
+    assert stream.error is error and stream.closed() and stream.closes == 1
+
+
+def test_a_51_read_from_fd_may_close_the_stream_and_return_none(io_loop, fd_stream_pair):
+    # As 5.1's own PipeIOStream does when the poll reports a write end's reader gone.
+    stream, peer = fd_stream_pair
+    error = socket.error(errno.EBADF, 'bad file descriptor')
+
+    def read_from_fd(buf):
+        stream.close(exc_info=error)
+        return None
+    stream.read_from_fd = read_from_fd
+
+    assert read_fails(io_loop, stream, peer).real_error is error
+    assert stream.closes == 1
+
+
+def test_a_51_read_from_fd_that_keeps_bytes_is_read_until_it_would_block(io_loop):
+    left, right = socket.socketpair()
+
+    class Kept(FdStream):
+        """Takes all the descriptor has and hands it out three bytes a call."""
+        kept = b''
+
+        def read_from_fd(self, buf):
+            if not self.kept:
+                self.kept = self._file.read(1 << 16)
+                if self.kept is None:  # nothing to read without blocking
+                    self.kept = b''
+                    return None
+                if not self.kept:
+                    return 0
+            size = min(3, len(self.kept))
+            buf[:size] = self.kept[:size]
+            self.kept = self.kept[size:]
+            return size
+
+    stream = Kept(left)
+    left.close()
+    right.sendall(b'hello\nworld\n')
+
+    @gen.coroutine
+    def main():
+        line = yield stream.read_until(b'world\n')
+        raise gen.Return(line)
+
+    assert run(io_loop, main, timeout=5) == b'hello\nworld\n'
+    stream.close()
+    right.close()
+
+
+def test_a_closed_51_subclass_is_freed_without_the_collector(io_loop):
+    # Its buffers would otherwise wait for the collector's next full pass.
+    left, right = socket.socketpair()
+    stream = FdStream(left)
+    stream.close()
+    freed = weakref.ref(stream)
+    gc.disable()
+    try:
+        del stream
+        assert freed() is None
+    finally:
+        gc.enable()
+    left.close()
+    right.close()
+
+
+def test_a_subclass_with_no_socket_and_no_hooks_is_refused(io_loop):
+    class Incomplete(BaseIOStream):
+        def fileno(self):
+            return 0
+
+    with pytest.raises(NotImplementedError) as info:
+        Incomplete()
+    assert 'close_fd, write_to_fd, read_from_fd' in str(info.value)
+
+
+def test_our_streams_have_the_51_hooks(io_loop, stream_pair):
+    # read_from_fd's None (nothing yet), count and 0 (EOF), as 5.1's streams give them.
+    reader_fd, writer_fd = os.pipe()
+    pipe = PipeIOStream(reader_fd)
+    writer, reader = stream_pair
+    buf = bytearray(8)
+    for stream, write in ((pipe, lambda data: os.write(writer_fd, data)),
+                          (reader, writer.write_to_fd)):
+        assert stream.read_from_fd(buf) is None
+        assert write(b'abc') == 3
+        assert stream.read_from_fd(buf) == 3 and buf[:3] == b'abc'
+    os.close(writer_fd)
+    writer.close()
+    assert pipe.read_from_fd(buf) == 0 and reader.read_from_fd(buf) == 0
+    pipe.close()
+
+
+def test_close_calls_close_fd_as_in_51(io_loop):
+    trace = []
+
+    class Traced(IOStream):
+        def close_fd(self):
+            trace.append(self.socket.fileno())
+            super(Traced, self).close_fd()
+
+    left, right = socket.socketpair()
+    stream = Traced(left)
+    fd = left.fileno()
+    stream.close()
+    stream.close()
+    assert trace == [fd] and left.fileno() == -1
+    right.close()

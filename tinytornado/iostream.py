@@ -1,7 +1,9 @@
 """Non-blocking sockets and pipes with Tornado 5.1's API: `IOStream`, `SSLIOStream`,
 `PipeIOStream`, all `BaseIOStream`s.
 
-A stream owns one socket (for a PipeIOStream, a pipe's file descriptor dressed as one).
+A stream owns one socket (for a PipeIOStream, a pipe's file descriptor dressed as one;
+for a subclass written for Tornado 5.1, its `read_from_fd`/`write_to_fd` hooks dressed as
+one).
 Incoming bytes fill a read buffer, and at most one read is pending: a small object that
 says when the buffer can satisfy it (`_ReadBytes`, `_ReadUntil`, ...). Writes go to the
 socket at once when they can; what does not fit waits in a write buffer, and each
@@ -50,6 +52,7 @@ import socket
 import ssl
 import sys
 import warnings
+import weakref
 
 import six
 
@@ -97,6 +100,9 @@ _NOT_YET = object()
 # What a failed recv or send means.
 _FAILED, _WOULD_BLOCK, _EOF = 'FAILED', 'WOULD_BLOCK', 'EOF'
 
+# What a subclass that gives no socket implements instead, as in Tornado 5.1.
+_FD_HOOKS = ('fileno', 'close_fd', 'write_to_fd', 'read_from_fd')
+
 # What `write` returns when all was sent at once (most writes): a resolved Future cannot
 # change any more, so one serves them all, and a write that nobody waits for costs none.
 _SENT = Future()
@@ -128,6 +134,10 @@ class BaseIOStream(object):
     calling this __init__: a non-blocking socket, or an object with the socket methods
     used here (fileno, recv, recv_into, send, close), as PipeIOStream's.
 
+    A subclass written for Tornado 5.1 sets no socket and implements `fileno`, `close_fd`,
+    `write_to_fd` and `read_from_fd` instead, over a non-blocking file descriptor; the
+    stream then calls those.
+
     Args:
         max_buffer_size: the most bytes a pending read may need buffered; more close the
             stream (100 MB). With no read pending it reads only a chunk ahead.
@@ -147,6 +157,8 @@ class BaseIOStream(object):
                                    max(1, self.max_buffer_size // 2))
         self.max_write_buffer_size = max_write_buffer_size
         self.error = None
+        if getattr(self, 'socket', None) is None:
+            self._use_fd_hooks()
         self._fileno = self.socket.fileno()
         self._state = OPEN
         self._interest = 0  # the events registered with the loop; 0: not registered
@@ -169,6 +181,42 @@ class BaseIOStream(object):
 
     def fileno(self):
         return self._fileno
+
+    # -- Tornado 5.1's fd hooks ----------------------------------------------------------
+    # A subclass that gives no socket implements these, and its stream calls them through
+    # _FdHooks. Ours read and write their socket directly, not through read_from_fd and
+    # write_to_fd, which on them serve code that calls them; every stream's close() calls
+    # close_fd, as in 5.1.
+
+    def close_fd(self):
+        """Close the file underneath the stream: `close` calls it, nothing else should."""
+        close_socket(self.socket)
+
+    def write_to_fd(self, data):
+        """Write what the file takes of `data` now; the number of bytes written."""
+        return self.socket.send(data)
+
+    def read_from_fd(self, buf):
+        """Read into the writable buffer `buf`: the number of bytes read, 0 at EOF, or
+        None when nothing can be read without blocking."""
+        try:
+            return self.socket.recv_into(buf)
+        except (socket.error, IOError, OSError) as e:  # ssl.SSLError too
+            outcome = self._error_outcome(e)
+            if outcome is _FAILED:
+                raise
+            return None if outcome is _WOULD_BLOCK else 0
+
+    def _use_fd_hooks(self):
+        missing = [name for name in _FD_HOOKS
+                   if getattr(type(self), name) == getattr(BaseIOStream, name)]
+        if missing:
+            raise NotImplementedError('%s gives no socket, so it must implement %s'
+                                      % (type(self).__name__, ', '.join(missing)))
+        self.socket = _FdHooks(self)
+        # A hook may keep bytes it has read (as TLS does), so a short read does not say
+        # the file is drained: only None does, as Tornado 5.1 reads until it would block.
+        self._short_read_drains = False
 
     # -- reading -----------------------------------------------------------------------
 
@@ -573,7 +621,7 @@ class BaseIOStream(object):
         if self._interest:
             self.io_loop.remove_handler(self._fileno)
             self._interest = 0
-        close_socket(self.socket)
+        self.close_fd()
         self._signal_closed()
 
     def _signal_closed(self):
@@ -963,17 +1011,43 @@ class _PipeFile(object):
         return os.read(self._fd, size)
 
     def recv_into(self, view):
-        size = self._file.readinto(view)
-        if size is None:
-            # FileIO returns None where a socket raises, and the stream expects the raise.
-            raise IOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
-        return size
+        return _count_or_would_block(self._file.readinto(view))
 
     def send(self, data):
         return os.write(self._fd, data)
 
     def close(self):
         self._file.close()
+
+
+class _FdHooks(object):
+    """The socket methods BaseIOStream calls, over the fd hooks of a subclass written for
+    Tornado 5.1 (which closes with its close_fd, not through this)."""
+
+    def __init__(self, stream):
+        # A proxy: the stream holds this, and a cycle would keep its buffers until the
+        # collector runs.
+        self._stream = weakref.proxy(stream)
+
+    def fileno(self):
+        return self._stream.fileno()
+
+    def recv(self, size):
+        buf = bytearray(size)
+        return memoryview(buf)[:self.recv_into(buf)].tobytes()
+
+    def recv_into(self, view):
+        return _count_or_would_block(self._stream.read_from_fd(view))
+
+    def send(self, data):
+        return self._stream.write_to_fd(data)
+
+
+def _count_or_would_block(size):
+    """A readinto's count; its None (it would block) raised, as a socket's recv raises."""
+    if size is None:
+        raise IOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+    return size
 
 
 class _StreamingRead(object):
