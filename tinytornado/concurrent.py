@@ -285,14 +285,13 @@ def _pending_future(canceller):
     return future
 
 
-def _cancel_if_cancellable(future):
-    """Cancel `future` where that stops some work: a Future given a canceller (a
+def _cancellable(future):
+    """Whether cancelling `future` stops some work: a Future given a canceller (a
     coroutine's, a fetch's, a timer's, a queue's or lock's waiter's, a stream read's...) or
     a concurrent.futures one. A bare Future is a promise its producer keeps: cancelled, it
     would make the producer's later set_result() raise, which Tornado 5.1 code (whose
     with_timeout cancels nothing) does not expect."""
-    if not isinstance(future, Future) or future._canceller is not None:
-        future.cancel()
+    return not isinstance(future, Future) or future._canceller is not None
 
 
 def _set_new_exception(future, exception):

@@ -49,7 +49,7 @@ from tinytornado._compat import (
 )
 from tinytornado.concurrent import (
     _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
-    _call_with_result, _cancel_if_cancellable, _cancelled_exc_info, _done_future,
+    _call_with_result, _cancellable, _cancelled_exc_info, _done_future,
     _pending_future, _resolve, _set_new_exception, chain_future, future_set_exc_info,
     future_set_result_unless_cancelled, is_future,
 )
@@ -517,7 +517,8 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
     waiter.result = result = Future()
     waiter.io_loop = io_loop
     waiter.quiet_exceptions = quiet_exceptions
-    waiter.cancel_on_timeout = cancel_on_timeout
+    # Decided now rather than when it times out, where 10,000 together each pay the call.
+    waiter.cancel_on_timeout = cancel_on_timeout and _cancellable(future)
     waiter.timer = io_loop.call_at(deadline_for(timeout, io_loop), waiter.time_out)
     # The canceller first: a `future` done already resolves `result` at once, dropping it
     # (set afterwards, it would stay, a cycle through the waiter for the collector).
@@ -541,7 +542,7 @@ class _TimeoutWaiter(object):
         self.timer = None  # None from now on: it has timed out
         # Cancel first, so the inner coroutine cleans up before the caller resumes.
         if self.cancel_on_timeout:
-            _cancel_if_cancellable(self.future)
+            self.future.cancel()
         # Not needed any more; and a future left running holds this waiter (its callback
         # logs a late failure): holding it back would make a cycle for the collector.
         self.future = None
@@ -560,7 +561,8 @@ class _TimeoutWaiter(object):
             chain_future(done, self.result)
 
     def cancel(self):
-        _cancel_if_cancellable(self.future)
+        if _cancellable(self.future):
+            self.future.cancel()
         if not self.result.done():
             self.result.set_cancelled()
         return True
