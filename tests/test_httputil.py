@@ -14,7 +14,7 @@ from six.moves import range
 from tinytornado._compat import native_str
 from tinytornado.httputil import (
     NEED_DATA, PAUSED, BodyData, ConnectionClosed, ContentDecoder, EndOfMessage,
-    HTTP1ClientProtocol, HTTPHeaders, HTTPInputError, InformationalResponse,
+    HTTP1ClientProtocol, HTTPHeaders, HTTPInputError, HTTPOutputError, InformationalResponse,
     NoResponseError, ResponseHead, url_concat,
 )
 
@@ -275,6 +275,64 @@ def test_every_request_checks_its_fields_however_often_they_were_sent():
         for headers in (headers, bad):
             with pytest.raises(ValueError):
                 HTTP1ClientProtocol().send_request('GET', '/', headers)
+
+
+@pytest.mark.parametrize('headers, pieces, sent', [
+    (HOST, [b'ab', b'', b'c' * 17],
+     b'POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n'
+     b'2\r\nab\r\n11\r\n' + b'c' * 17 + b'\r\n0\r\n\r\n'),
+    (dict(HOST, **{'Content-Length': '3'}), [b'ab', b'', b'c'],
+     b'POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 3\r\n\r\nabc'),
+], ids=['chunked', 'content_length'])
+def test_a_streamed_body_is_framed_by_its_content_length_or_chunked(headers, pieces, sent):
+    protocol = HTTP1ClientProtocol()
+    data = protocol.send_request_head('POST', '/', headers)
+    data += b''.join(protocol.send_body_data(piece) for piece in pieces)
+    assert data + protocol.end_body() == sent
+    with pytest.raises(RuntimeError):  # the request is whole
+        protocol.send_body_data(b'more')
+    assert read(protocol, SECOND_RESPONSE, whole) == SECOND_EVENTS
+    assert protocol.reusable
+
+
+@pytest.mark.parametrize('pieces, error', [
+    ([b'abcd'], 'more data than Content-Length'),
+    ([b'a', b'b'], '1 bytes less than Content-Length'),
+], ids=['too_long', 'too_short'])
+def test_a_streamed_body_must_match_its_content_length(pieces, error):
+    protocol = HTTP1ClientProtocol()
+    protocol.send_request_head('POST', '/', dict(HOST, **{'Content-Length': '3'}))
+    with pytest.raises(HTTPOutputError, match=error):
+        for piece in pieces:
+            protocol.send_body_data(piece)
+        protocol.end_body()
+
+
+def test_a_response_that_begins_before_the_streamed_body_ends_retires_the_connection():
+    protocol = HTTP1ClientProtocol()
+    protocol.send_request_head('POST', '/', HOST)
+    assert read(protocol, SECOND_RESPONSE, whole) == SECOND_EVENTS
+    protocol.end_body()
+    assert not protocol.reusable
+
+
+def test_a_body_is_streamed_only_after_a_streamed_head():
+    protocol = sent_protocol('POST')
+    with pytest.raises(RuntimeError):
+        protocol.send_body_data(b'x')
+    with pytest.raises(RuntimeError):
+        protocol.end_body()
+
+
+@pytest.mark.parametrize('headers', [
+    {'Host': 'h', 'Transfer-Encoding': 'chunked'}, {'Host': 'h', 'Content-Length': 'x'}, {},
+], ids=['transfer_encoding_given', 'bad_content_length', 'no_host'])
+def test_a_streamed_head_is_checked_as_a_whole_request_is(headers):
+    protocol = HTTP1ClientProtocol()
+    with pytest.raises(ValueError):
+        protocol.send_request_head('POST', '/', headers)
+    with pytest.raises(RuntimeError):  # nothing was started
+        protocol.send_body_data(b'x')
 
 
 def test_second_request_needs_a_finished_cycle():

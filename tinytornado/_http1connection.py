@@ -11,6 +11,9 @@ not read as an HTTPClientError too (`client_error`).
 
 A pooled connection the server closed meanwhile fails the first read; `may_retry` says when
 the request can be sent again on a new connection.
+
+A request's `body_producer` streams its body while the response is read: a failure to
+produce or write it closes the connection with that error, which the next read then reports.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -100,18 +103,18 @@ class Exchange(object):
                  'method', 'headers', 'ssl_options', 'key', 'max_body_size', 'started_at',
                  'start_time', 'timer', 'connection', 'time_info', 'retried', 'received',
                  'redirect', 'code', 'reason', 'response_headers', 'decoder', 'chunks',
-                 'body_size')
+                 'body_size', 'body_producer')
 
     def __init__(self, request, io_loop, ssl_contexts):
         self.io_loop = io_loop
         self.queued_at = io_loop.time()
-        check_supported(request)
+        self.body_producer = check_supported(request)
         self.request = request
         parts = split_url(request.url)
         self.scheme, self.host, self.port = origin(parts, request.url)
         self.target = target(parts)
         self.method = request.method
-        self.headers = prepare_headers(request, parts)
+        self.headers = prepare_headers(request, parts, self.body_producer)
         self.ssl_options = (ssl_contexts.for_request(request) if self.scheme == 'https'
                             else None)
         self.key = (self.scheme, self.host, self.port, self.ssl_options)  # the pool's
@@ -186,8 +189,9 @@ class Exchange(object):
         stale = (isinstance(error, NoResponseError) or
                  (isinstance(error, EnvironmentError) and
                   errno_from_exception(error) in _STALE_CONNECTION_ERRNOS))
+        # A body_producer may not be able to produce its body twice.
         if (not stale or self.retried or self.received or self.connection.requests == 0 or
-                self.method not in _IDEMPOTENT_METHODS):
+                self.method not in _IDEMPOTENT_METHODS or self.body_producer is not None):
             return False
         self.retried = True
         return True
@@ -227,15 +231,22 @@ class Exchange(object):
     # -- the request and the response ------------------------------------------------------
 
     def send(self):
-        """Write the request; returns its bytes."""
+        """Write the request (only its head, if a body_producer streams its body); returns
+        the bytes written."""
         connection = self.connection
-        data = connection.protocol.send_request(
-            self.method, self.target, self.headers, self.request.body)
+        request = self.request
         # The write's Future is not waited for: a failed write closes the stream, and the
         # read that follows reports why.
-        connection.stream.write(data)
-        if self.request.sent_callback is not None:
-            self.request.sent_callback()
+        if self.body_producer is None:
+            data = connection.protocol.send_request(
+                self.method, self.target, self.headers, request.body)
+            connection.stream.write(data)
+        else:
+            data = connection.protocol.send_request_head(self.method, self.target, self.headers)
+            connection.stream.write(data)
+            _stream_body(connection, self.body_producer)
+        if request.sent_callback is not None:
+            request.sent_callback()
         return data
 
     def read(self):
@@ -328,6 +339,12 @@ class RecordedExchange(Exchange):
     """
     __slots__ = ()
 
+    def __init__(self, request, io_loop, ssl_contexts):
+        # The recorder is given each request whole, as it was written.
+        if request.body_producer is not None:
+            raise ValueError('a wire_recorder cannot record the body of a body_producer')
+        Exchange.__init__(self, request, io_loop, ssl_contexts)
+
     def send(self):
         data = Exchange.send(self)
         self.request.wire_recorder.request_sent(self.request.url,
@@ -345,6 +362,20 @@ class RecordedExchange(Exchange):
         if ended:
             self.request.wire_recorder.response_ended()
         return ended
+
+
+@gen.coroutine
+def _stream_body(connection, body_producer):
+    """Write the body that `body_producer` produces, then its end, on `connection`; any
+    failure closes the connection with its error."""
+    stream, protocol = connection.stream, connection.protocol
+    try:
+        produced = body_producer(lambda data: stream.write(protocol.send_body_data(data)))
+        if produced is not None:
+            yield produced
+        stream.write(protocol.end_body())
+    except Exception:
+        stream.close(exc_info=True)
 
 
 def _peer_address(stream):

@@ -19,7 +19,8 @@ from tinytornado._compat import latin1_bytes, native_str
 
 __all__ = [
     'ReceiveBuffer', 'normalize_name', 'split_head', 'split_fields', 'parse_fields', 'chunk_size',
-    'check_framing', 'content_length', 'asks_to_close', 'format_request',
+    'check_framing', 'content_length', 'asks_to_close', 'format_request', 'format_chunk',
+    'LAST_CHUNK',
 ]
 
 # RFC 9110 5.6.2: a token, the form of field names and methods.
@@ -280,7 +281,8 @@ def asks_to_close(values):
 # --- Requests -------------------------------------------------------------------------------
 
 _REFUSED_REQUEST_FIELDS = {
-    'Transfer-Encoding': 'request bodies are sent with Content-Length, not Transfer-Encoding',
+    # The client chooses it: chunked for a streamed body without a Content-Length.
+    'Transfer-Encoding': 'Transfer-Encoding is chosen by the client, not given',
     'Upgrade': 'protocol switches (CONNECT, Upgrade) are not supported',
 }
 
@@ -318,8 +320,8 @@ def format_request(method, target, fields, body):
             other than visible ASCII, a field name that is not a token, a field value with
             a control character or outer whitespace, no Host or several, a Content-Length
             that is not a number or does not match the body, text that is not latin-1. Or
-            it asks for what a client of this module cannot frame or follow: a chunked
-            upload, a protocol switch (CONNECT, Upgrade).
+            it asks for what a client of this module cannot frame or follow: a
+            Transfer-Encoding given, a protocol switch (CONNECT, Upgrade).
     """
     method, target = native_str(method), native_str(target)
     if not _TOKEN.match(method):
@@ -352,3 +354,11 @@ def format_request(method, target, fields, body):
     except UnicodeError:
         raise ValueError('the request head is not latin-1 text: %r' % (lines,))
     return head + body if body else head
+
+
+LAST_CHUNK = b'0\r\n\r\n'  # with no trailers
+
+
+def format_chunk(data):
+    """`data` (bytes, not empty: an empty chunk is the last one) framed as one chunk."""
+    return ('%x\r\n' % len(data)).encode('ascii') + data + b'\r\n'

@@ -26,8 +26,9 @@ __all__ = ['RareOptions', 'RARE_OPTIONS', 'RARE_OPTION_DEFAULTS', 'RequestProxy'
 _SUPPORTED_METHODS = frozenset(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
 _BODY_METHODS = frozenset(['POST', 'PATCH', 'PUT'])
 _UNSUPPORTED_OPTIONS = ('proxy_host', 'proxy_port', 'proxy_username', 'proxy_password',
-                        'proxy_auth_mode', 'body_producer', 'expect_100_continue')
-_unsupported_values = operator.attrgetter(*_UNSUPPORTED_OPTIONS)
+                        'proxy_auth_mode', 'expect_100_continue')
+# With the body_producer last: the one read of it a fetch makes, in the same C call.
+_checked_values = operator.attrgetter(*_UNSUPPORTED_OPTIONS + ('body_producer',))
 # What a redirect that turns the request into a GET drops with its body.
 _BODY_HEADERS = ('Content-Length', 'Content-Type', 'Content-Encoding', 'Transfer-Encoding')
 
@@ -73,14 +74,18 @@ class RequestProxy(RareOptions):
 
 
 def check_supported(request):
-    """Raise NotImplementedError for an option tinytornado does not implement."""
+    """Raise NotImplementedError for an option tinytornado does not implement; return the
+    request's body_producer (None without one)."""
     # Every value read in one C call first: this runs for every request, and nearly
-    # always finds nothing.
-    if not any(_unsupported_values(request)):
-        return
+    # always finds nothing. (A rare option left unset is a class attribute: each read
+    # of one misses the instance, then looks in the class.)
+    values = _checked_values(request)
+    if not any(values):
+        return None
     for option in _UNSUPPORTED_OPTIONS:
         if getattr(request, option):
             raise NotImplementedError('%s is not supported by tinytornado' % option)
+    return values[-1]
 
 
 # An http(s) URL that urlsplit reads plainly: a lower-case scheme, a host of letters,
@@ -136,16 +141,19 @@ def native_url(text):
     return text.encode('utf-8') if isinstance(text, text_type) else text.decode('utf-8')
 
 
-def prepare_headers(request, parts):
-    """request.headers with what the request implies added (Host, auth, User-Agent...)."""
+def prepare_headers(request, parts, body_producer):
+    """request.headers with what the request implies added (Host, auth, User-Agent...);
+    `body_producer` is the request's, as check_supported returned it."""
     headers = request.headers
     method = request.method
     if method not in _SUPPORTED_METHODS and not request.allow_nonstandard_methods:
         raise KeyError('unknown method %s' % method)
-    if not request.allow_nonstandard_methods and (
-            (method in _BODY_METHODS) != (request.body is not None)):
+    if not request.allow_nonstandard_methods and (method in _BODY_METHODS) != (
+            request.body is not None or body_producer is not None):
         raise ValueError('Body must %sbe None for method %s (unless allow_nonstandard_methods '
                          'is true)' % ('not ' if method in _BODY_METHODS else '', method))
+    if body_producer is not None and request.body is not None:
+        raise ValueError('body and body_producer are mutually exclusive')
     netloc = parts.netloc
     if 'Host' not in headers:
         headers['Host'] = netloc.rpartition('@')[2]
@@ -231,7 +239,7 @@ def redirected_request(request, code, location):
     if ((code == 303 and request.method != 'HEAD') or
             (code in (301, 302) and request.method == 'POST')):
         new_request.method = 'GET'
-        new_request.body = None
+        new_request.body = new_request.body_producer = None
         for name in _BODY_HEADERS:
             new_request.headers.pop(name, None)
     return RequestProxy(new_request, request.defaults)

@@ -68,14 +68,23 @@ class HTTPRequest(RareOptions):
     `max_body_size` (default: the client's) limits the body, before and after decoding;
     `head_callback` sees the response's head as parsed; `sent_callback` tells when the
     request goes out; `wire_recorder` sees the bytes as they pass on the connection.
-    Not supported (fetch raises NotImplementedError): proxies, `body_producer`,
-    `expect_100_continue`. `prepare_curl_callback` is ignored, as by Tornado's simple client.
+    Not supported (fetch raises NotImplementedError): proxies, `expect_100_continue`.
+    `prepare_curl_callback` is ignored, as by Tornado's simple client.
 
     Args:
         url: 'http://...' or 'https://...'; user:password@ in it means basic auth.
         headers: a dict or HTTPHeaders; fetch works on a copy.
-        body: bytes or text (sent as UTF-8); needed by POST, PATCH and PUT, refused
-            elsewhere, unless `allow_nonstandard_methods`.
+        body: bytes or text (sent as UTF-8); needed by POST, PATCH and PUT (or a
+            `body_producer`), refused elsewhere, unless `allow_nonstandard_methods`.
+        body_producer: ``f(write)``, which produces the body instead of `body` (not
+            both): it calls ``write(chunk)`` (bytes) for each piece, which returns a
+            Future resolved once the piece has been sent, and returns None or what to
+            wait on (a Future, or a coroutine's) until the body is whole. Sent chunked,
+            unless `headers` give its Content-Length, which the pieces must then add up
+            to (else the fetch fails with httputil.HTTPOutputError). It runs while the
+            response is read; an exception it raises (or its Future's) ends the fetch.
+            Called again for a 307 or 308 redirect followed, which sends the body again;
+            a request with one is never retried, and cannot have a `wire_recorder`.
         connect_timeout, request_timeout: seconds (default 20 each); 0 or None for no
             limit. Both start once the request has a slot, not when fetch is called.
         follow_redirects, max_redirects: follow 301/302/303/307/308, at most this many
@@ -92,7 +101,8 @@ class HTTPRequest(RareOptions):
             header_callback's lines say, without making and parsing them again. Called
             after header_callback; an exception ends the fetch in the same way.
         sent_callback: ``f()`` each time the request has been written to a connection
-            (its bytes handed to the socket), once that connection is open: the moment
+            (its bytes handed to the socket; with a body_producer, its head and what the
+            producer wrote before its first wait), once that connection is open: the moment
             the server can see it, which may be well after fetch was called (a slot to
             wait for, a connection to open). Called again for each redirect followed
             and for a retry on a new connection; never for a request whose connection

@@ -41,8 +41,8 @@ from six.moves.urllib.parse import (
 
 from tinytornado._compat import collections_abc, latin1_bytes, native_str, text_type
 from tinytornado._http1parser import (
-    ReceiveBuffer, asks_to_close, check_framing, chunk_size, format_request, normalize_name,
-    parse_fields, split_fields, split_head,
+    LAST_CHUNK, ReceiveBuffer, asks_to_close, check_framing, chunk_size, content_length,
+    format_chunk, format_request, normalize_name, parse_fields, split_fields, split_head,
 )
 from tinytornado.log import gen_log
 
@@ -242,6 +242,10 @@ CLOSED = 'CLOSED'  # end of file while no response was in progress
 
 _BODYLESS_CODES = frozenset([204, 304])
 
+# What is left to send of a body started by send_request_head: its length left, or
+# CHUNKED; None once the request has been sent whole.
+CHUNKED = 'CHUNKED'
+
 
 class HTTP1ClientProtocol(object):
     """The sans-IO state of one HTTP/1.1 client connection: requests out, response events in.
@@ -280,6 +284,7 @@ class HTTP1ClientProtocol(object):
         self._keep_alive = True  # nobody said that this response ends the connection
         self._remaining = 0  # bytes left of the body (known length) or chunk being read
         self._body_length = 0  # the Content-Length, for the message when the body is cut short
+        self._body_to_send = None  # see CHUNKED
 
     def send_request(self, method, target, headers, body=None):
         """The bytes of one HTTP/1.1 request, to be written to the stream.
@@ -289,13 +294,14 @@ class HTTP1ClientProtocol(object):
             target: the path and query, '/index.html?q=1' (native str).
             headers: an HTTPHeaders or any mapping; must contain Host. A
                 Content-Length is added when `body` is given without one.
-            body: bytes or None. Sent whole with Content-Length, never chunked.
+            body: bytes or None, sent whole with Content-Length (`send_request_head`
+                starts a request whose body is sent in pieces).
 
         Raises:
             ValueError: the request is not valid HTTP (a missing Host, a control character
                 in a header, a body that does not match its Content-Length, a second
-                request before start_next_cycle) or asks for a protocol switch or a chunked
-                upload. The fault is the caller's, not the peer's.
+                request before start_next_cycle) or asks for a protocol switch or gives a
+                Transfer-Encoding. The fault is the caller's, not the peer's.
         """
         if self._state is not AWAITING_REQUEST or self._eof or self._error is not None:
             raise ValueError('a request can be sent only on an open connection, once the '
@@ -310,6 +316,64 @@ class HTTP1ClientProtocol(object):
         self._keep_alive = not asks_to_close(headers._values.get('Connection'))
         self._state = AWAITING_RESPONSE
         return data
+
+    def send_request_head(self, method, target, headers):
+        """The head of a request whose body follows in pieces, in the bytes that
+        `send_body_data` and then `end_body` return; arguments as `send_request`'s.
+
+        The body is sent as is when `headers` give its Content-Length (the pieces must add
+        up to it), else chunked ("Transfer-Encoding: chunked" is added). A response that
+        begins before the body has been sent whole (the server did not wait for it) ends
+        the connection's use.
+
+        Raises ValueError as `send_request` does.
+        """
+        headers = HTTPHeaders(headers)  # a copy, the framing taken out of it
+        lengths = headers._values.get('Content-Length')
+        if lengths is None:
+            framing, to_send = 'Transfer-Encoding: chunked', CHUNKED
+        else:
+            length = content_length(lengths)
+            framing, to_send = 'Content-Length: ' + length, int(length)
+            del headers['Content-Length']
+        # send_request checks and sends the rest; the head then ends with the framing.
+        head = self.send_request(method, target, headers)
+        self._body_to_send = to_send
+        return head[:-2] + latin1_bytes(framing) + b'\r\n\r\n'
+
+    def send_body_data(self, data):
+        """The bytes that send `data` (bytes), the next piece of the body.
+
+        Raises:
+            HTTPOutputError: the pieces add up to more than the Content-Length.
+            RuntimeError: no body is being sent.
+        """
+        remaining = self._body_to_send
+        if remaining is CHUNKED:
+            return format_chunk(data) if data else b''  # an empty chunk would end the body
+        if remaining is None:
+            raise RuntimeError('no request body is being sent')
+        if len(data) > remaining:
+            raise HTTPOutputError('Tried to write more data than Content-Length')
+        self._body_to_send = remaining - len(data)
+        return data
+
+    def end_body(self):
+        """The bytes that end the body (the last chunk, or none); the request is sent.
+
+        Raises:
+            HTTPOutputError: the pieces added up to less than the Content-Length.
+            RuntimeError: no body is being sent.
+        """
+        remaining, self._body_to_send = self._body_to_send, None
+        if remaining is CHUNKED:
+            return LAST_CHUNK
+        if remaining is None:
+            raise RuntimeError('no request body is being sent')
+        if remaining:
+            raise HTTPOutputError('Tried to write %d bytes less than Content-Length'
+                                  % remaining)
+        return b''
 
     def receive_data(self, data):
         """Feed bytes read from the stream; b'' means the peer closed it (end of file)."""
@@ -407,7 +471,8 @@ class HTTP1ClientProtocol(object):
             # RFC 9112 6.3: a sign of response splitting, to be handled as an error (and
             # Tornado 5.1 refuses it too), not resolved in favour of chunked as h11 does.
             raise HTTPInputError('response has both Transfer-Encoding and Content-Length')
-        if minor == '0' or asks_to_close(values.get('Connection')):
+        if (minor == '0' or asks_to_close(values.get('Connection')) or
+                self._body_to_send is not None):
             self._keep_alive = False
         if code in _BODYLESS_CODES or self._method == 'HEAD':
             self._expect_body(0)
