@@ -1,4 +1,5 @@
-"""Request bodies that a fetch streams: HTTPRequest's `body_producer`, as in Tornado 5.1.
+"""Request bodies that a fetch streams (HTTPRequest's `body_producer`) or holds back for
+the server's 100 Continue (`expect_100_continue`), as in Tornado 5.1.
 
 `RecordingServer` runs on the test's loop, keeps every byte each connection sent it (so
 that the tests see the framing as it went over the wire) and answers each request as its
@@ -14,7 +15,7 @@ from test_httpclient import (  # noqa: F401 (fixtures)
 )
 from tinytornado import gen
 from tinytornado._compat import PY2
-from tinytornado.httpclient import HTTPRequest
+from tinytornado.httpclient import HTTPClientError, HTTPRequest
 from tinytornado.httputil import HTTPHeaders, HTTPOutputError, NoResponseError
 from tinytornado.iostream import StreamClosedError
 from tinytornado.locks import Event
@@ -254,11 +255,16 @@ def test_requests_with_a_producer_that_cannot_be_sent(client, recording_servers,
     assert server.received == []
 
 
-def test_a_wire_recorder_cannot_record_a_producers_body(client, recording_servers):
+@pytest.mark.parametrize('kwargs', [
+    dict(body_producer=plain_producer),
+    dict(body=b'12345678', expect_100_continue=True),
+], ids=['body_producer', 'expect_100_continue'])
+def test_a_wire_recorder_cannot_record_a_body_sent_apart_from_its_head(
+        client, recording_servers, kwargs):
     server = recording_servers()
     with pytest.raises(ValueError, match='wire_recorder'):
-        yield client.fetch(server.url(), method='POST', body_producer=plain_producer,
-                           wire_recorder=object())
+        yield client.fetch(server.url(), method='POST', wire_recorder=object(), **kwargs)
+    assert server.received == []
 
 
 def counting(calls):
@@ -291,3 +297,123 @@ def test_redirects_of_a_request_with_a_producer(client, servers, code, methods, 
     yield client.fetch(request)
     assert [(r.method, r.body) for r in server.requests] == list(zip(methods, bodies))
     assert len(produced) == calls
+
+
+# --- expect_100_continue ---------------------------------------------------------------------
+
+CONTINUE = b'HTTP/1.1 100 Continue\r\n\r\n'
+
+
+def continue_then_echo(trace):
+    """An answer that sends 100 Continue, then echoes the body (of a Content-Length); it
+    traces 'head', 'body before 100' if any of the body came before it, '100 Continue'."""
+    @gen.coroutine
+    def answer(server, stream, index, head):
+        trace.append('head')
+        # Client and server run on this loop: what the client wrote with the head has
+        # arrived by now (a loopback write lands at once), and a read started finds it.
+        first = stream.read_bytes(1, partial=True)
+        if first.done():
+            trace.append('body before 100')
+        yield stream.write(CONTINUE)
+        trace.append('100 Continue')
+        length = int(headers_of(head)['Content-Length'])
+        body = yield server.read(index, first)
+        body += yield server.read(index, stream.read_bytes(length - 1))
+        yield stream.write(response_bytes(body))
+    return answer
+
+
+def tracing_producer(trace):
+    def producer(write):
+        trace.append('produce')
+        write(b'12345678')
+    return producer
+
+
+@pytest.mark.parametrize('body_kwargs, produced', [
+    (dict(body=b'12345678'), []),
+    (dict(body_producer='tracing', headers={'Content-Length': '8'}), ['produce']),
+], ids=['body', 'body_producer'])
+def test_the_body_waits_for_100_continue(client, recording_servers, body_kwargs, produced):
+    trace = []
+    if body_kwargs.get('body_producer') == 'tracing':
+        body_kwargs = dict(body_kwargs, body_producer=tracing_producer(trace))
+    server = recording_servers(continue_then_echo(trace))
+    response = yield client.fetch(server.url(), method='POST', expect_100_continue=True,
+                                  **body_kwargs)
+    assert response.code == 200 and response.body == b'12345678'
+    assert trace == ['head', '100 Continue'] + produced
+    [data] = server.received
+    headers = headers_of(data)
+    assert headers['Expect'] == '100-continue' and headers['Content-Length'] == '8'
+    assert request_body(data) == b'12345678'
+    # The body was whole before the response began: the connection is kept.
+    server.answer = echo
+    response = yield client.fetch(server.url(), method='POST', body=b'next')
+    assert response.body == b'next' and len(server.received) == 1
+
+
+def refuse_and_keep_reading(closed):
+    """An answer that sends a 403 at once, then keeps what else comes until the client
+    closes the connection (`closed` is set then)."""
+    @gen.coroutine
+    def answer(server, stream, index, head):
+        yield stream.write(response_bytes(b'no', 403))
+        yield server.read(index, stream.read_until_close())
+        closed.set()
+    return answer
+
+
+def never_called(write):
+    raise AssertionError('the body was produced after a final response')
+
+
+@pytest.mark.parametrize('body_kwargs', [
+    dict(body=b'12345678'),
+    dict(body_producer=never_called),
+], ids=['body', 'body_producer'])
+def test_a_final_response_instead_of_100_continue_is_the_result(client, recording_servers,
+                                                                 body_kwargs):
+    closed = Event()
+    server = recording_servers(refuse_and_keep_reading(closed))
+    with pytest.raises(HTTPClientError) as caught:
+        yield client.fetch(server.url(), method='POST', expect_100_continue=True,
+                           **body_kwargs)
+    assert caught.value.code == 403 and caught.value.response.body == b'no'
+    # The body is never sent, and the connection, where the server may still wait for
+    # it, is closed rather than kept.
+    yield closed.wait()
+    assert request_body(server.received[0]) == b''
+    response = yield client.fetch(server.url(), method='POST', raise_error=False,
+                                  expect_100_continue=True, **body_kwargs)
+    assert response.code == 403 and response.body == b'no'
+    assert len(server.received) == 2
+
+
+@pytest.mark.parametrize('code, expectations, body', [
+    (303, [True, False], b'no body'),
+    (307, [True, True], b'12345678'),
+], ids=['303_drops_the_expectation', '307_keeps_it'])
+def test_redirects_of_a_request_that_expects_100_continue(client, recording_servers, code,
+                                                          expectations, body):
+    def answer(server, stream, index, head):
+        if index == 0:  # at once, without the body
+            return stream.write(response_bytes(b'', code, ['Location: /to']))
+        if 'Expect' in headers_of(head):
+            return continue_then_echo([])(server, stream, index, head)
+        return stream.write(response_bytes(b'no body'))
+    server = recording_servers(answer)
+    response = yield client.fetch(server.url('/from'), method='POST', body=b'12345678',
+                                  expect_100_continue=True)
+    assert response.body == body
+    # The first connection, its body unsent, was not kept for the second request.
+    assert ['Expect' in headers_of(data) for data in server.received] == expectations
+
+
+def test_a_request_without_a_body_does_not_expect_100_continue(client, recording_servers):
+    server = recording_servers(lambda server, stream, index, head: stream.write(
+        response_bytes(b'plain')))
+    response = yield client.fetch(server.url(), expect_100_continue=True)
+    assert response.body == b'plain'
+    assert 'Expect' not in headers_of(server.received[0])

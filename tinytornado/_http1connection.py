@@ -14,10 +14,13 @@ the request can be sent again on a new connection.
 
 A request's `body_producer` streams its body while the response is read: a failure to
 produce or write it closes the connection with that error, which the next read then reports.
+With `expect_100_continue`, the head goes alone and the body (given or produced) follows the
+server's 100 Continue; a final response in its place ends the exchange, the body unsent.
 """
 from __future__ import absolute_import, division, print_function
 
 import errno
+import functools
 import socket
 import time
 
@@ -29,7 +32,7 @@ from tinytornado._httprequest import (
 from tinytornado.concurrent import TimeoutError
 from tinytornado.httputil import (
     NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, EndOfMessage, HTTP1ClientProtocol,
-    HTTPInputError, NoResponseError, ResponseHead,
+    HTTPInputError, InformationalResponse, NoResponseError, ResponseHead,
 )
 from tinytornado.iostream import StreamClosedError
 from tinytornado.netutil import errno_from_exception
@@ -103,18 +106,20 @@ class Exchange(object):
                  'method', 'headers', 'ssl_options', 'key', 'max_body_size', 'started_at',
                  'start_time', 'timer', 'connection', 'time_info', 'retried', 'received',
                  'redirect', 'code', 'reason', 'response_headers', 'decoder', 'chunks',
-                 'body_size', 'body_producer')
+                 'body_size', 'body_producer', 'expect_continue')
 
     def __init__(self, request, io_loop, ssl_contexts):
         self.io_loop = io_loop
         self.queued_at = io_loop.time()
-        self.body_producer = check_supported(request)
+        # expect_continue: the body waits for a 100 Continue, until one has come.
+        self.body_producer, self.expect_continue = check_supported(request)
         self.request = request
         parts = split_url(request.url)
         self.scheme, self.host, self.port = origin(parts, request.url)
         self.target = target(parts)
         self.method = request.method
-        self.headers = prepare_headers(request, parts, self.body_producer)
+        self.headers = prepare_headers(request, parts, self.body_producer,
+                                       self.expect_continue)
         self.ssl_options = (ssl_contexts.for_request(request) if self.scheme == 'https'
                             else None)
         self.key = (self.scheme, self.host, self.port, self.ssl_options)  # the pool's
@@ -231,20 +236,21 @@ class Exchange(object):
     # -- the request and the response ------------------------------------------------------
 
     def send(self):
-        """Write the request (only its head, if a body_producer streams its body); returns
-        the bytes written."""
+        """Write the request (only its head, if a body_producer streams its body or the
+        body waits for a 100 Continue); returns the bytes written."""
         connection = self.connection
         request = self.request
         # The write's Future is not waited for: a failed write closes the stream, and the
         # read that follows reports why.
-        if self.body_producer is None:
+        if self.body_producer is None and not self.expect_continue:
             data = connection.protocol.send_request(
                 self.method, self.target, self.headers, request.body)
             connection.stream.write(data)
         else:
             data = connection.protocol.send_request_head(self.method, self.target, self.headers)
             connection.stream.write(data)
-            _stream_body(connection, self.body_producer)
+            if not self.expect_continue:
+                _stream_body(connection, self.body_producer)
         if request.sent_callback is not None:
             request.sent_callback()
         return data
@@ -274,7 +280,8 @@ class Exchange(object):
                 return True
             elif kind is ConnectionClosed:  # no response in progress: cannot follow a request
                 raise HTTPStreamClosedError('Stream closed')
-            # An InformationalResponse (1xx) announces the real head: nothing to do.
+            elif kind is InformationalResponse:
+                self._on_informational(event)
 
     def body(self):
         """The body kept (b'' when it went to the streaming_callback)."""
@@ -302,6 +309,17 @@ class Exchange(object):
             self._run_header_callback(head)
         if self.request.head_callback is not None:
             self.request.head_callback(head)
+
+    def _on_informational(self, head):
+        # Any other 1xx (or a 100 not asked for) only announces the real head.
+        if head.code == 100 and self.expect_continue:
+            # Once: a second 100 must not send the body again. (A retry, which would send
+            # the head again, is only ever made before any byte of a response.)
+            self.expect_continue = False
+            body_producer = self.body_producer
+            if body_producer is None:  # a body given whole
+                body_producer = functools.partial(_write_whole, self.request.body)
+            _stream_body(self.connection, body_producer)
 
     def _should_follow_redirect(self):
         return (self.code in _REDIRECT_CODES and self.request.follow_redirects and
@@ -340,10 +358,12 @@ class RecordedExchange(Exchange):
     __slots__ = ()
 
     def __init__(self, request, io_loop, ssl_contexts):
-        # The recorder is given each request whole, as it was written.
-        if request.body_producer is not None:
-            raise ValueError('a wire_recorder cannot record the body of a body_producer')
         Exchange.__init__(self, request, io_loop, ssl_contexts)
+        # The recorder is given each request whole, as it was written.
+        if self.body_producer is not None:
+            raise ValueError('a wire_recorder cannot record the body of a body_producer')
+        if self.expect_continue:
+            raise ValueError('a wire_recorder cannot record a body sent after a 100 Continue')
 
     def send(self):
         data = Exchange.send(self)
@@ -376,6 +396,11 @@ def _stream_body(connection, body_producer):
         stream.write(protocol.end_body())
     except Exception:
         stream.close(exc_info=True)
+
+
+def _write_whole(body, write):
+    """A body_producer for a `body` given whole."""
+    write(body)
 
 
 def _peer_address(stream):

@@ -26,11 +26,14 @@ __all__ = ['RareOptions', 'RARE_OPTIONS', 'RARE_OPTION_DEFAULTS', 'RequestProxy'
 _SUPPORTED_METHODS = frozenset(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
 _BODY_METHODS = frozenset(['POST', 'PATCH', 'PUT'])
 _UNSUPPORTED_OPTIONS = ('proxy_host', 'proxy_port', 'proxy_username', 'proxy_password',
-                        'proxy_auth_mode', 'expect_100_continue')
-# With the body_producer last: the one read of it a fetch makes, in the same C call.
-_checked_values = operator.attrgetter(*_UNSUPPORTED_OPTIONS + ('body_producer',))
+                        'proxy_auth_mode')
+# With the body options last: the one read of them a fetch makes, in the same C call.
+_checked_values = operator.attrgetter(
+    *_UNSUPPORTED_OPTIONS + ('body_producer', 'expect_100_continue'))
+_PLAIN_BODY = (None, False)  # check_supported's answer for nearly every request
 # What a redirect that turns the request into a GET drops with its body.
-_BODY_HEADERS = ('Content-Length', 'Content-Type', 'Content-Encoding', 'Transfer-Encoding')
+_BODY_HEADERS = ('Content-Length', 'Content-Type', 'Content-Encoding', 'Transfer-Encoding',
+                 'Expect')
 
 
 class RareOptions(object):
@@ -74,18 +77,23 @@ class RequestProxy(RareOptions):
 
 
 def check_supported(request):
-    """Raise NotImplementedError for an option tinytornado does not implement; return the
-    request's body_producer (None without one)."""
+    """Raise NotImplementedError for an option tinytornado does not implement; return
+    (body_producer, expect_continue): the request's producer (None without one), and
+    whether its body is to wait for the server's 100 Continue."""
     # Every value read in one C call first: this runs for every request, and nearly
     # always finds nothing. (A rare option left unset is a class attribute: each read
     # of one misses the instance, then looks in the class.)
     values = _checked_values(request)
     if not any(values):
-        return None
+        return _PLAIN_BODY
     for option in _UNSUPPORTED_OPTIONS:
         if getattr(request, option):
             raise NotImplementedError('%s is not supported by tinytornado' % option)
-    return values[-1]
+    body_producer, expect_100_continue = values[-2:]
+    # RFC 9110 10.1.1: a client must not send the expectation without content (Tornado 5.1
+    # sent it all the same); a redirect to GET, which drops the body, drops it too.
+    return body_producer, bool(expect_100_continue) and (
+        body_producer is not None or request.body is not None)
 
 
 # An http(s) URL that urlsplit reads plainly: a lower-case scheme, a host of letters,
@@ -141,9 +149,9 @@ def native_url(text):
     return text.encode('utf-8') if isinstance(text, text_type) else text.decode('utf-8')
 
 
-def prepare_headers(request, parts, body_producer):
+def prepare_headers(request, parts, body_producer, expect_continue):
     """request.headers with what the request implies added (Host, auth, User-Agent...);
-    `body_producer` is the request's, as check_supported returned it."""
+    `body_producer` and `expect_continue` are as check_supported returned them."""
     headers = request.headers
     method = request.method
     if method not in _SUPPORTED_METHODS and not request.allow_nonstandard_methods:
@@ -172,6 +180,12 @@ def prepare_headers(request, parts, body_producer):
         headers['Accept-Encoding'] = 'gzip, deflate'
     if method == 'POST' and 'Content-Type' not in headers:
         headers['Content-Type'] = 'application/x-www-form-urlencoded'
+    if expect_continue:
+        headers['Expect'] = '100-continue'
+        # The head goes before the body (send_request_head), which would then be chunked;
+        # a body known whole goes with its length, as send_request sends it.
+        if body_producer is None and 'Content-Length' not in headers:
+            headers['Content-Length'] = str(len(request.body))
     return headers
 
 

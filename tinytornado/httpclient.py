@@ -68,8 +68,8 @@ class HTTPRequest(RareOptions):
     `max_body_size` (default: the client's) limits the body, before and after decoding;
     `head_callback` sees the response's head as parsed; `sent_callback` tells when the
     request goes out; `wire_recorder` sees the bytes as they pass on the connection.
-    Not supported (fetch raises NotImplementedError): proxies, `expect_100_continue`.
-    `prepare_curl_callback` is ignored, as by Tornado's simple client.
+    Not supported (fetch raises NotImplementedError): proxies. `prepare_curl_callback` is
+    ignored, as by Tornado's simple client.
 
     Args:
         url: 'http://...' or 'https://...'; user:password@ in it means basic auth.
@@ -85,6 +85,13 @@ class HTTPRequest(RareOptions):
             response is read; an exception it raises (or its Future's) ends the fetch.
             Called again for a 307 or 308 redirect followed, which sends the body again;
             a request with one is never retried, and cannot have a `wire_recorder`.
+        expect_100_continue: for a request with a body (given or produced), send
+            "Expect: 100-continue" with the head and hold the body back (a body_producer
+            is not called) until the server answers "100 Continue". A final response in
+            its place (a 403, say) is the fetch's, as any other: the body is never sent,
+            and the connection is not kept. As in Tornado 5.1, the client waits for the
+            100 until request_timeout. Ignored without a body (Tornado 5.1 sent the
+            header all the same); a request with it cannot have a `wire_recorder`.
         connect_timeout, request_timeout: seconds (default 20 each); 0 or None for no
             limit. Both start once the request has a slot, not when fetch is called.
         follow_redirects, max_redirects: follow 301/302/303/307/308, at most this many
@@ -102,11 +109,12 @@ class HTTPRequest(RareOptions):
             after header_callback; an exception ends the fetch in the same way.
         sent_callback: ``f()`` each time the request has been written to a connection
             (its bytes handed to the socket; with a body_producer, its head and what the
-            producer wrote before its first wait), once that connection is open: the moment
-            the server can see it, which may be well after fetch was called (a slot to
-            wait for, a connection to open). Called again for each redirect followed
-            and for a retry on a new connection; never for a request whose connection
-            could not be made. An exception ends the fetch as above.
+            producer wrote before its first wait; with expect_100_continue, its head),
+            once that connection is open: the moment the server can see it, which may be
+            well after fetch was called (a slot to wait for, a connection to open). Called
+            again for each redirect followed and for a retry on a new connection; never
+            for a request whose connection could not be made. An exception ends the
+            fetch as above.
         wire_recorder: an object shown the bytes exchanged with the server, as they
             pass on the connection (for an archive such as a WARC file, or a trace); None
             (the default) costs a fetch nothing. For each request written, once
