@@ -18,7 +18,7 @@ __all__ = [
     'with_traceback', 'clear_frame', 'exc_clear', 'format_exc_info', 'collections_abc',
     'binary_type', 'text_type', 'string_types', 'unichr', 'stdlib_socket', 'close_socket',
     'awaitable', 'UINT64_TYPECODE', 'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX',
-    'is_finalizing', 'unbound_function',
+    'is_finalizing', 'overrides',
 ]
 
 PY2 = six.PY2
@@ -65,8 +65,13 @@ else:
     from threading import get_ident  # noqa: F401
 
 reraise = six.reraise
-# A method as the function its class defines (2.7 wraps it in an unbound method).
-unbound_function = six.get_unbound_function
+
+
+def overrides(cls, base, name):
+    """Whether class `cls` has its own method `name` in place of `base`'s (compared as
+    functions: 2.7 wraps each read of a method from a class in a new unbound method)."""
+    return (six.get_unbound_function(getattr(cls, name)) is not
+            six.get_unbound_function(getattr(base, name)))
 
 # 2.7's epoll.poll() truncates its timeout to whole milliseconds, so a wait of 0.7 ms
 # returns at once and the loop spins until the deadline; 3.x rounds up.

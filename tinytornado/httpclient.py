@@ -28,7 +28,7 @@ import weakref
 from six.moves import http_client
 
 from tinytornado import gen
-from tinytornado._compat import text_type, unbound_function
+from tinytornado._compat import overrides, text_type
 from tinytornado._configurable import Configurable
 from tinytornado._http1connection import (
     Exchange, HTTPInputClientError, NoResponseClientError, RecordedExchange, client_error,
@@ -323,8 +323,7 @@ class AsyncHTTPClient(Configurable):
         instance = super(AsyncHTTPClient, cls).__new__(impl)
         instance._instance_cache = cache
         # Decided once per client, so that the native fetch pays one attribute test.
-        instance._fetch_impl_overridden = (
-            unbound_function(impl.fetch_impl) is not AsyncHTTPClient.__dict__['fetch_impl'])
+        instance._fetch_impl_overridden = overrides(impl, AsyncHTTPClient, 'fetch_impl')
         instance.initialize(**init_kwargs)
         if cache is not None:
             cache[io_loop] = instance

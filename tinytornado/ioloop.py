@@ -57,7 +57,7 @@ import threading
 import time
 import traceback
 
-from tinytornado._compat import get_ident, monotonic
+from tinytornado._compat import get_ident, monotonic, overrides
 from tinytornado._configurable import Configurable
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
@@ -505,7 +505,7 @@ class PollIOLoop(IOLoop):
         # Timers are kept on `_clock`, `time()` less `_epoch_offset`: the loop reads its
         # clock every pass and every call_later without a Python call for the sum.
         self._epoch_offset = 0.0
-        if type(self).time != IOLoop.time:  # `is` fails on 2.7: each read is a new method
+        if overrides(type(self), IOLoop, 'time'):
             self._clock = self.time  # A subclass's own clock, as Tornado 5.1 honours it.
         elif time_func is not None:
             self.time = self._clock = time_func
@@ -711,7 +711,6 @@ class PollIOLoop(IOLoop):
                 continue
             if result is not None:
                 self._watch_returned(result)
-
 
 
 class _WatchedPoller(object):

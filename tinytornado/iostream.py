@@ -57,7 +57,7 @@ import weakref
 import six
 
 from tinytornado._bytebuffer import ByteBuffer
-from tinytornado._compat import close_socket
+from tinytornado._compat import close_socket, overrides
 from tinytornado.concurrent import (
     Future, future_set_exception_unless_cancelled, future_set_result_unless_cancelled,
 )
@@ -208,8 +208,7 @@ class BaseIOStream(object):
             return None if outcome is _WOULD_BLOCK else 0
 
     def _use_fd_hooks(self):
-        missing = [name for name in _FD_HOOKS
-                   if getattr(type(self), name) == getattr(BaseIOStream, name)]
+        missing = [name for name in _FD_HOOKS if not overrides(type(self), BaseIOStream, name)]
         if missing:
             raise NotImplementedError('%s gives no socket, so it must implement %s'
                                       % (type(self).__name__, ', '.join(missing)))
