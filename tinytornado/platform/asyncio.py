@@ -94,6 +94,7 @@ class BaseAsyncIOLoop(IOLoop):
         self._close_loop = close_loop
         self._handlers = {}
         self._timer_groups = {}
+        _register_ioloop_of(asyncio_loop, self)  # First: initialize asks current().
         super(BaseAsyncIOLoop, self).initialize(make_current)
 
     @classmethod
@@ -120,6 +121,8 @@ class BaseAsyncIOLoop(IOLoop):
         return self.asyncio_loop.is_running()
 
     def _release(self):
+        if _ioloops.get(self.asyncio_loop) is self:
+            _ioloops.pop(self.asyncio_loop, None)
         for fileno in list(self._handlers):
             self.remove_handler(fileno)
         for group in self._timer_groups.values():
@@ -261,6 +264,28 @@ class AsyncIOMainLoop(BaseAsyncIOLoop):
     def initialize(self, make_current=None):
         asyncio_loop = asyncio._get_running_loop() or asyncio.get_event_loop()
         super(AsyncIOMainLoop, self).initialize(asyncio_loop, make_current=make_current)
+
+
+# The IOLoop of each asyncio loop: the asyncio-backed loop built on it last, and not closed.
+# An asyncio loop closed by asyncio (asyncio.run() ends) leaves its entry behind, dropped
+# when the next one is built: the asyncio loop cannot tell its users it closed.
+_ioloops = {}
+
+
+def _register_ioloop_of(asyncio_loop, ioloop):
+    for loop in list(_ioloops):  # A copy: other threads may register theirs meanwhile.
+        if loop.is_closed():
+            _ioloops.pop(loop, None)
+    _ioloops[asyncio_loop] = ioloop
+
+
+def _ioloop_of_running_loop(instance):
+    """`IOLoop.current()` in a thread that has no current loop but runs an asyncio loop:
+    the asyncio loop's IOLoop, made (not current) if it has none and `instance`."""
+    loop = _ioloops.get(asyncio._get_running_loop())
+    if loop is None and instance:
+        loop = AsyncIOMainLoop(make_current=False)
+    return loop
 
 
 class _ClockEventLoop(asyncio.SelectorEventLoop):
