@@ -117,8 +117,9 @@ else:
 
 def _loop_for_thread_without_one(instance):
     """`IOLoop.current` in a thread with no current loop (never on its common path)."""
-    if _running_asyncio_loop() is not None:
-        return _asyncio_ioloop_for_running_loop()(instance)
+    asyncio_loop = _running_asyncio_loop()
+    if asyncio_loop is not None:
+        return (_ioloop_of_running_loop or _load_asyncio_bridge())(asyncio_loop, instance)
     return IOLoop.configured_class()._new_current() if instance else None
 
 
@@ -126,14 +127,13 @@ _ASYNCIO_BRIDGE = 'tinytornado.platform.asyncio._ioloop_of_running_loop'
 _ioloop_of_running_loop = None  # What _ASYNCIO_BRIDGE names, once loaded.
 
 
-def _asyncio_ioloop_for_running_loop():
+def _load_asyncio_bridge():
     # Loaded by name, as configure() loads a loop class: the bridge sits above gen in the
     # layers, and importing it teaches gen to wait for asyncio's Futures, which legacy
     # coroutines running on asyncio's loop may yield. Only a thread that runs an asyncio
     # loop gets here, so a program that never runs asyncio never imports it.
     global _ioloop_of_running_loop
-    if _ioloop_of_running_loop is None:
-        _ioloop_of_running_loop = import_object(_ASYNCIO_BRIDGE)
+    _ioloop_of_running_loop = import_object(_ASYNCIO_BRIDGE)
     return _ioloop_of_running_loop
 
 

@@ -279,10 +279,10 @@ def _register_ioloop_of(asyncio_loop, ioloop):
     _ioloops[asyncio_loop] = ioloop
 
 
-def _ioloop_of_running_loop(instance):
-    """`IOLoop.current()` in a thread that has no current loop but runs an asyncio loop:
-    the asyncio loop's IOLoop, made (not current) if it has none and `instance`."""
-    loop = _ioloops.get(asyncio._get_running_loop())
+def _ioloop_of_running_loop(asyncio_loop, instance):
+    """`IOLoop.current()` in a thread that has no current loop but runs `asyncio_loop`:
+    its IOLoop, made (not current) if it has none and `instance`."""
+    loop = _ioloops.get(asyncio_loop)
     if loop is None and instance:
         loop = AsyncIOMainLoop(make_current=False)
     return loop
