@@ -14,6 +14,12 @@ and the loop's clock is the asyncio loop's. It is a sibling of tinytornado's own
 tinytornado's. ``IOLoop.configure(AsyncIOLoop)`` makes ``IOLoop()`` an `AsyncIOLoop` and,
 as in Tornado 5.1, the loop ``IOLoop.current()`` creates an `AsyncIOMainLoop`.
 
+Each asyncio loop has at most one IOLoop, the asyncio-backed loop built on it last (kept in
+`_ioloops`). In a thread with no current loop that runs an asyncio loop (``asyncio.run()``),
+``IOLoop.current()`` is that IOLoop, an `AsyncIOMainLoop` made on first use and not made
+current, so legacy coroutines awaited there run on asyncio's loop, as in Tornado 5.1.
+`tinytornado.ioloop` loads `_ioloop_of_running_loop` by name for this, importing this module.
+
 Tinytornado coroutines, asyncio tasks and asyncio libraries then share one loop and one
 thread. An asyncio pass runs the callbacks that were ready, then the I/O handlers, then
 the due timers: the order of tinytornado's own pass. Two things are kept that asyncio
@@ -257,8 +263,8 @@ class AsyncIOLoop(BaseAsyncIOLoop):
 class AsyncIOMainLoop(BaseAsyncIOLoop):
     """An IOLoop on the asyncio loop in use: the running one, else asyncio's current one.
 
-    Closing it leaves the asyncio loop open. Create one (and make it current) inside an
-    asyncio program before calling tinytornado code: ``AsyncIOMainLoop().make_current()``.
+    Closing it leaves the asyncio loop open. Inside an asyncio program ``IOLoop.current()``
+    makes one when first asked (see the module docstring); one made by hand replaces it.
     """
 
     def initialize(self, make_current=None):
