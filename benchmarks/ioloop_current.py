@@ -3,7 +3,8 @@
     python benchmarks/ioloop_current.py [--source DIR]
 
 Two cases: a thread with a current loop (every coroutine's path), and inside a running
-asyncio loop (as in ``asyncio.run()``) with none, where current() finds the asyncio loop's IOLoop (Python 3).
+asyncio loop (as in ``asyncio.run()``) with none, where current() finds the asyncio loop's
+IOLoop (Python 3 only).
 Each runs in a fresh interpreter under callgrind at two sizes, with PYTHONHASHSEED=0; the
 difference over the difference in calls is the cost of one call, the ``for`` loop's own
 few instructions included. `--source` points at another checkout (a before/after).

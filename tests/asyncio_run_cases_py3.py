@@ -20,7 +20,7 @@ from tinytornado import gen, locks, queues
 from tinytornado.concurrent import CancelledError, Future
 from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop, PollIOLoop
-from tinytornado.platform.asyncio import AsyncIOMainLoop, BaseAsyncIOLoop
+from tinytornado.platform.asyncio import AsyncIOMainLoop, BaseAsyncIOLoop, _ioloops
 
 HANG_LIMIT = 20  # seconds: far above what each case needs on a loaded machine
 
@@ -183,8 +183,6 @@ def test_async_http_client_fetches_under_asyncio_run():
 
 
 def test_each_asyncio_loop_gets_its_own_ioloop_and_closed_ones_are_dropped():
-    from tinytornado.platform import asyncio as bridge
-
     async def main():
         return IOLoop.current(), asyncio.get_running_loop()
 
@@ -196,7 +194,7 @@ def test_each_asyncio_loop_gets_its_own_ioloop_and_closed_ones_are_dropped():
     assert first is not second and second.asyncio_loop is second_asyncio
     assert first.asyncio_loop is first_asyncio and first_asyncio.is_closed()
     # Building the second dropped the first, whose asyncio loop asyncio.run() closed.
-    assert first_asyncio not in bridge._ioloops
+    assert first_asyncio not in _ioloops
 
 
 def test_threads_running_asyncio_each_find_their_own_loop():
