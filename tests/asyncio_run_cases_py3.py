@@ -81,6 +81,22 @@ def test_await_legacy_coroutine_under_asyncio_run():
     assert asyncio_run(main) == 42
 
 
+def test_await_legacy_coroutine_on_uvloops_loop():
+    uvloop = pytest.importorskip('uvloop')
+
+    async def main():
+        value = await asyncio.wait_for(legacy_double(21), 10)
+        return type(IOLoop.current().asyncio_loop), value
+
+    def run_on_uvloop():
+        asyncio_loop = uvloop.new_event_loop()
+        try:
+            return asyncio_loop.run_until_complete(main())
+        finally:
+            asyncio_loop.close()
+    assert run_in_fresh_thread(run_on_uvloop) == (uvloop.Loop, 42)
+
+
 def test_wait_for_returns_a_legacy_coroutines_result_in_time():
     async def main():
         return await asyncio.wait_for(legacy_double(4), 10)
