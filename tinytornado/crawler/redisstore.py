@@ -1,8 +1,8 @@
 """The crawl's shared work store on Redis: seen set, per-host queues, leases and results
 of one crawl that any number of worker processes, on any machines, take work from.
 
-The interface of a work store (an in-memory or SQLite store implements the same, with
-Futures already resolved). Items are WorkItem-like: ``url host depth max_redirect tries``.
+Its interface, which `workstore.SharedWorkStore` turns into the work-store contract of
+storecontract.py. Items are WorkItem-like: ``url host depth max_redirect tries``.
 
 - ``admit(items)`` -> Future of the list of those items that were new: each one whose
   URL the crawl has not seen joins the seen set and its host's queue, atomically.
