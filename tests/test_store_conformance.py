@@ -16,7 +16,7 @@ from tinytornado.crawler.engine import Crawler, WorkItem
 from tinytornado.crawler.stats import FetchStatistic
 from tinytornado.crawler.workstore import host_key
 
-from crawler_sites import UNTHROTTLED, Pages, links, request_log
+from crawler_sites import UNTHROTTLED, Pages, by_url, links, request_log
 from work_stores import (  # noqa: F401 (the fixtures)
     kept_work_stores, shared_work_stores, started, work_stores,
 )
@@ -171,3 +171,50 @@ def test_two_stores_of_one_crawl_finish_each_url_once(shared_work_stores, serve)
     assert len(counts) > 40 and set(counts.values()) == {1}
     pages = [path for path, _ in log if path != '/robots.txt']
     assert len(pages) == len(set(pages))
+
+
+# -- leases that follow the work --------------------------------------------------------------
+
+@pytest.mark.gen_test(timeout=60)
+def test_a_fetch_slower_than_its_lease_keeps_its_url(work_stores, serve):
+    # A Redis lease of 0.5 s, a page that takes 2 s, and three other tasks of the same
+    # worker asking for work meanwhile: the worker renews the lease of the slow page, so
+    # nobody takes it over, and it is fetched and finished once, with no crash.
+    server, origin = serve(Pages({
+        '/': links('/slow', '/a', '/b'), '/slow': {'body': links('/c'), 'delay': 2.0},
+        '/a': links('/slow', '/b'), '/b': 'b', '/c': 'c'}))
+    log = request_log(server)
+    store = work_stores.new(lease_seconds=0.5)
+    statistics = yield crawler(work_stores, [origin + '/'], store=store,
+                               max_tasks=4).crawl()
+    counts = times_finished(statistics)
+    assert sorted(counts) == [origin + path for path in ['/', '/a', '/b', '/c', '/slow']]
+    assert set(counts.values()) == {1}
+    slow = by_url(statistics)[origin + '/slow']
+    assert (slow.status, slow.tries) == (200, 1)
+    assert [path for path, _ in log].count('/slow') == 1
+
+
+@pytest.mark.gen_test(timeout=60)
+def test_a_url_whose_hand_outs_all_expire_fails_after_max_tries(shared_work_stores,
+                                                                 serve):
+    # Three workers die holding the root (closed without giving it back: no renewal);
+    # each expired hand-out counts as a try, so the next worker finishes the URL as
+    # failed, untried, and the crawl ends instead of handing it out for ever.
+    work_stores = shared_work_stores
+    server, origin = serve(Pages({'/': 'never asked'}))
+    log = request_log(server)
+    root = origin + '/'
+    for dead in range(3):
+        store = (work_stores.again if dead else work_stores.new)(lease_seconds=0.2)
+        yield started(store, [root], **UNTHROTTLED)
+        leased = yield store.lease()
+        assert (leased.url, leased.tries) == (root, dead)
+        store.close()
+    last = crawler(work_stores, [root], store=work_stores.again(lease_seconds=0.2),
+                   max_tries=3)
+    statistics = yield last.crawl()
+    failed = by_url(statistics)[root]
+    assert (failed.status, failed.tries) == (None, 3)
+    assert failed.exception.startswith('LeaseExpired: handed out 3 times')
+    assert log == [] and statistics.urls == 1

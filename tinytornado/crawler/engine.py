@@ -51,6 +51,10 @@ __all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
 # `max_redirect` is the redirect budget left; `tries` the tries made before this one.
 WorkItem = collections.namedtuple('WorkItem', 'url host depth max_redirect tries')
 
+# The failure of a URL whose hand-outs all ended with its lease expired (a shared store
+# counts each as a try): it killed or hung every worker it went to, and is not tried again.
+_LEASES_LOST = 'LeaseExpired: handed out %d times, never finished'
+
 
 class Crawler(object):
     """Crawl every page reachable from `roots` in scope; crawloptions.OPTIONS tells the
@@ -224,7 +228,10 @@ class Crawler(object):
                 if item is None:
                     return  # the crawl's work is over
                 try:
-                    yield self._process(item)
+                    if item.tries >= self.options.max_tries:
+                        yield self._finish_unfinishable(item)
+                    else:
+                        yield self._process(item)
                 except gen.CancelledError:
                     raise
                 except Exception:
@@ -276,6 +283,14 @@ class Crawler(object):
             admitted = yield self.store.done(item, outcome, new_items)
             if admitted is not None:  # None: the lease was lost, its new holder reports
                 self._record(outcome)
+
+    @gen.coroutine
+    def _finish_unfinishable(self, item):
+        """Finish as failed, untried, an item whose every hand-out expired unfinished."""
+        statistic = FetchStatistic(item.url, exception=_LEASES_LOST % item.tries,
+                                   depth=item.depth, tries=item.tries)
+        if (yield self.store.done(item, statistic, [])) is not None:
+            self._record(statistic)
 
     def _settle(self, item, fetched, started, new_items):
         """The statistic of a try, or the Future of the item given back to the store."""

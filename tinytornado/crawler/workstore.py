@@ -28,12 +28,13 @@ import json
 from tinytornado import gen
 from tinytornado._waiters import resolved_future
 from tinytornado.ioloop import IOLoop
+from tinytornado.log import app_log
 
 from .crawloptions import JOURNALED_OPTIONS
 from .frontier import Frontier
 from .hostpolicy import HostPolicy
 from .journal import Journal, contradictions
-from .redisclient import RedisClient
+from .redisclient import ConnectionError, RedisClient
 from .redisstore import RedisWorkStore
 from .seen import new_seen_set
 from .stats import FetchStatistic
@@ -335,8 +336,10 @@ class SharedWorkStore(WorkStore):
         client: a `redisclient.RedisClient` (closed with the store if `own_client`).
         crawl_id: the crawl's name in Redis.
         item_type: makes the items `lease` gives (the engine's WorkItem).
-        lease_seconds: how long an item stays with this process before another may
-            take it; longer than the slowest try of a URL.
+        lease_seconds: how long an item stays with this process unless renewed: while
+            items are in flight, the store renews their leases every third of it, so a
+            dead process's items come back this long after it died, and a slow fetch
+            keeps its item.
 
     Its `seen_urls` is this process's: what it admitted or found in the crawl, tested
     before the store's own seen set so that a link seen again costs no round trip.
@@ -349,7 +352,10 @@ class SharedWorkStore(WorkStore):
         self.lease_seconds = lease_seconds
         self.own_client = own_client
         self.store = self.roots = None
+        self.io_loop = IOLoop.current()
         self._leased = 0
+        self._renewal = None  # the timeout of the next renewal, while items are leased
+        self._closed = False
 
     def open(self, roots, given, options):
         """The normalised roots (a worker joining the crawl takes them, and its options,
@@ -390,22 +396,44 @@ class SharedWorkStore(WorkStore):
     def _count_lease(self, future):
         if not future.cancelled() and future.exception() is None and future.result():
             self._leased += 1
+            if self._renewal is None and not self._closed:
+                self._renewal = self.io_loop.call_later(self.lease_seconds / 3.0,
+                                                        self._renew)
+
+    def _given_back(self):
+        self._leased -= 1
+        if self._leased == 0 and self._renewal is not None:
+            self.io_loop.remove_timeout(self._renewal)
+            self._renewal = None
+
+    def _renew(self):
+        """Renew the leases of the items in flight, and again a third of a lease later."""
+        self._renewal = self.io_loop.call_later(self.lease_seconds / 3.0, self._renew)
+        self.io_loop.add_future(self.store.renew(), self._renewed)
+
+    def _renewed(self, future):
+        try:
+            future.result()
+        except ConnectionError as e:  # the next renewal tries again
+            app_log.warning('crawl %s: the leases of this process could not be renewed '
+                            '(%s): a lease that expires goes to another worker',
+                            self.crawl_id, e)
 
     def done(self, item, statistic, new_items):
         """Finish `item` with `statistic`, admitting `new_items`; a Future of those
         new crawl-wide, or None if the lease was lost."""
-        self._leased -= 1
+        self._given_back()
         return self.store.done(item, json.dumps(statistic.to_dict(), sort_keys=True),
                                new_items)
 
     def retry(self, item):
         """Put `item` back with one more try; the pause of its host is the store's."""
-        self._leased -= 1
+        self._given_back()
         return self.store.retry(item)
 
     def put_back(self, item):
         """Put `item` back as it was, its host next asked its delay from now."""
-        self._leased -= 1
+        self._given_back()
         return self.store.put_back(item)
 
     # A stopped crawl gives its failed item back with the try counted, as a journal
@@ -417,6 +445,12 @@ class SharedWorkStore(WorkStore):
         return self._leased
 
     def close(self):
+        """Stop renewing leases: those of items still in flight expire, and come back
+        to the crawl with a try counted, as a dead process's would."""
+        self._closed = True
+        if self._renewal is not None:
+            self.io_loop.remove_timeout(self._renewal)
+            self._renewal = None
         if self.own_client:
             self.client.close()
 
