@@ -233,19 +233,23 @@ class SqliteWorkStore(MemoryWorkStore):
         self.resuming = not journal.is_empty()
         self._failures = {}  # host -> its failures in a row, as journaled
 
+    def open(self, roots, given, options):
+        """As `MemoryWorkStore.open`; the journal is closed if the crawl is refused."""
+        try:
+            return MemoryWorkStore.open(self, roots, given, options)
+        except ValueError:
+            self.journal.close()
+            raise
+
     def _take_roots(self, roots, given, options):
         """The normalised roots; a resumed crawl takes them and its options (set on
         `options`) back from the journal. ValueError if `roots` or `given` options
         contradict the journal's, or there is no root."""
-        try:
-            roots = _normalized_roots(roots)
-            if self.resuming:
-                self._take_options(roots, given, options)
-                roots = roots or self.journal.get_meta('roots', [])
-            return _required_roots(roots)
-        except ValueError:
-            self.journal.close()
-            raise
+        roots = _normalized_roots(roots)
+        if self.resuming:
+            self._take_options(roots, given, options)
+            roots = roots or self.journal.get_meta('roots', [])
+        return _required_roots(roots)
 
     def _take_options(self, roots, given, options):
         """Set the journaled options on `options`; a journal without options (from an
