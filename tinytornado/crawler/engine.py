@@ -279,7 +279,7 @@ class Crawler(object):
             yield outcome  # the item given back to the store
         else:
             # The store records the URL first (a journal, a shared crawl's stream), then
-            # the outputs: see _report.
+            # the outputs: see _record.
             admitted = yield self.store.done(item, outcome, new_items)
             if admitted is not None:  # None: the lease was lost, its new holder reports
                 self._record(outcome)
