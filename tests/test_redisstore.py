@@ -212,6 +212,27 @@ def test_an_expired_lease_is_reclaimed_with_a_try_more_and_its_done_is_lost(new_
     assert (status['seen'], status['queued'], status['leased']) == (3, 1, 0)
 
 
+def test_a_late_finish_by_the_same_worker_is_dropped_with_a_log_line(new_store,
+                                                                      app_log_records):
+    # One worker, two tasks: the first's lease expires (not renewed), the second gets the
+    # URL again; each finishes with the token of its own lease, so the first's finish is
+    # dropped (logged), and the second's counts: no ValueError, the URL finished once.
+    store = new_store(lease_seconds=0.1)
+    yield store.admit(items('http://a/1'))
+    first = yield store.lease()
+    yield gen.sleep(0.2)
+    second = yield store.lease()
+    assert (second.url, second.tries) == ('http://a/1', 1)
+    assert (yield store.done(first, record('late'), items('http://a/2'))) is None
+    assert [r.getMessage() for r in app_log_records] == [
+        'http://a/1 not finished: its lease was lost (it expired, and the URL was handed '
+        'out again); its new holder finishes it']
+    assert (yield store.done(second, record('on time'), items('http://a/3'))) == items(
+        'http://a/3')
+    records = yield store.finished_records()
+    assert [(url, text) for _, url, text in records] == [('http://a/1', record('on time'))]
+
+
 def test_reclaim_puts_expired_leases_back(new_store):
     store = new_store(lease_seconds=0.1)
     yield store.admit(items('http://a/1', 'http://b/1'))
