@@ -31,10 +31,11 @@ from .redisstore import RedisWorkStore
 from .usage import UsageError
 
 __all__ = ['Collector', 'CollectError', 'position_path', 'status_lines', 'shared_mistake',
-           'run_view', 'POLL_INTERVAL', 'EXIT_NO_REDIS']
+           'run_view', 'POLL_INTERVAL', 'EXIT_NO_REDIS', 'EXIT_NO_CRAWL']
 
 POLL_INTERVAL = 0.5  # seconds between two looks at a running crawl's new results
 EXIT_NO_REDIS = 4  # --collect or --status could not reach the crawl's Redis
+EXIT_NO_CRAWL = 5  # --status: the Redis has no crawl of that id (not started, mistyped)
 # Seconds a --status waits for a connection (each of the store's tries): it is a glance,
 # where a collect waits the client's default, which outlasts a Redis restart.
 STATUS_WAIT = 1.0
@@ -211,6 +212,8 @@ def run_view(args, say):
         if collector is None:
             status = IOLoop.current().run_sync(store.status)
             print('\n'.join(status_lines(args.crawl_id, where, status)))
+            if status['started'] is None:
+                return EXIT_NO_CRAWL
         else:
             written = IOLoop.current().run_sync(collector.collect)
             say('--collect %s: %d lines appended; the crawl is over' % (args.collect, written))
