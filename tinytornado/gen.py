@@ -34,7 +34,9 @@ Cancelling a coroutine's Future asks its Runner to cancel: the Future being wait
 cancelled, and CancelledError is thrown in at the `yield`. The coroutine may catch it to
 clean up; its own Future ends cancelled when CancelledError escapes it. If what it waited
 for had resolved already, that outcome is delivered first and CancelledError comes at the
-next `yield` that waits.
+next `yield` that waits, whatever that waits for: a cancel() accepted always reaches the
+generator (issue 28: a fetch whose connection completed in the pass its timeout fired
+waited for ever, holding a pool slot and a socket).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -48,7 +50,7 @@ from tinytornado._compat import (
     ENDED_FRAMES_KEEP_CALLER, clear_frame, exc_clear, throw_exc_info, with_traceback,
 )
 from tinytornado.concurrent import (
-    _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
+    _CANCELLED, _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
     _call_with_result, _cancellable, _cancelled_exc_info, _done_future,
     _pending_future, _resolve, _set_new_exception, chain_future, future_set_exc_info,
     future_set_result_unless_cancelled, is_future,
@@ -217,12 +219,15 @@ class Runner(object):
         # its outcome; self.future is what the generator waits for once it must wait.
         while True:
             if result is _NOT_DONE:
+                if self.must_cancel:  # cancel() came since the last wait: see _cancel_wait
+                    future = self._cancel_wait(future)
+                    result = future._outcome
+                    if result is not _NOT_DONE:
+                        continue
                 # Wait. run goes on only once what it waited for is done (or first
                 # from _start_runner), so each Future is waited for once.
                 self.future = future
                 future.add_done_callback(self.run)
-                if self.must_cancel and future.cancel():
-                    self.must_cancel = False  # Its CancelledError will reach the generator.
                 return
             try:
                 # A cancel() that came meanwhile waits for the next yield that must
@@ -231,7 +236,9 @@ class Runner(object):
                     yielded = self.gen.send(result)
                 elif future is not _resolved:
                     # The failure of what it waited for: every timeout a coroutine hears
-                    # of comes here.
+                    # of comes here. A cancellation delivers the cancel() it answers.
+                    if self.must_cancel and future._state is _CANCELLED:
+                        self.must_cancel = False
                     yielded = throw_exc_info(self.gen, future.exc_info())
                 else:
                     yielded = self._throw_cancelled()
@@ -274,6 +281,19 @@ class Runner(object):
         # long as the traceback lives: this frame must name nothing that holds it.
         exc_info = future = done = self = None
 
+    def _cancel_wait(self, future):
+        """The Future to wait on for `future`, the generator having yielded it after
+        cancel() was accepted: `future` itself, cancelled (it ends with CancelledError, or
+        its producer refused and it ends as it will, and the next wait is cancelled in
+        turn); or, if it refuses to be cancelled, a cancelled Future in its place, so that
+        the CancelledError comes in at this yield and `future` is left to its producer.
+        """
+        if future.cancel():
+            return future
+        cancelled = Future()
+        cancelled.set_cancelled()
+        return cancelled
+
     def _throw_cancelled(self):
         """Resume the generator with CancelledError in place of a moment, cancel() having
         come meanwhile; what it yields next."""
@@ -302,15 +322,19 @@ class Runner(object):
     def cancel(self):
         """The coroutine's Future was cancelled: cancel what it waits for.
 
-        If what it waited for has already resolved, that outcome is delivered first (a
-        lock acquired or an item taken is never lost) and CancelledError is thrown in at
-        the next `yield` that has to wait.
+        True means a CancelledError will reach the generator: must_cancel stays set until
+        one does. If what it waited for has already resolved (or refuses the cancel, or
+        was a coroutine that ended all the same), that outcome is delivered first (a lock
+        acquired or an item taken is never lost) and CancelledError is thrown in at the
+        next `yield` that has to wait, whatever that waits for (see _cancel_wait). A
+        generator that returns before it waits again ends with its value.
         """
         if self.gen is None:  # It has ended.
             return False
-        if self.future is not None and self.future.cancel():
-            return True  # Its CancelledError will reach the generator.
+        # Set first: cancelling what it waits for may resume the generator in this stack.
         self.must_cancel = True
+        if self.future is not None:
+            self.future.cancel()
         return True
 
     __call__ = cancel  # The result Future's canceller.
