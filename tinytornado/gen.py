@@ -152,6 +152,11 @@ def _python_wrapper(func, replace_callback=True):
             future = Future()
             future.set_exc_info(sys.exc_info())
             return future
+        finally:
+            # The traceback of a failure holds this frame, and the Future holds the
+            # traceback: a frame naming it would be a cycle keeping the coroutine's
+            # locals until the garbage collector runs (issue 28; Tornado 5.1 does this too).
+            future = None
         return _done_future(result)
     return wrapper
 
@@ -234,13 +239,12 @@ class Runner(object):
                 # wait: a done Future's outcome comes first.
                 if result is not _FAILED:
                     yielded = self.gen.send(result)
-                elif future is not _resolved:
+                elif future is not _resolved and future._state is not _CANCELLED:
                     # The failure of what it waited for: every timeout a coroutine hears
-                    # of comes here. A cancellation delivers the cancel() it answers.
-                    if self.must_cancel and future._state is _CANCELLED:
-                        self.must_cancel = False
+                    # of comes here.
                     yielded = throw_exc_info(self.gen, future.exc_info())
                 else:
+                    # A moment that passed, or a cancellation: see _throw_cancelled.
                     yielded = self._throw_cancelled()
             except _RETURNED as e:
                 args = e.args  # As in the wrapper.
@@ -295,8 +299,16 @@ class Runner(object):
         return cancelled
 
     def _throw_cancelled(self):
-        """Resume the generator with CancelledError in place of a moment, cancel() having
-        come meanwhile; what it yields next."""
+        """Resume the generator with CancelledError, what it waited for having been
+        cancelled (or in place of a moment, cancel() having come meanwhile); what it
+        yields next.
+
+        A new CancelledError, not the cancelled Future's own: thrown in, an exception takes
+        the generator's frame into its traceback, and that frame often names the Future
+        (``yield waited``), which holds its exception: a cycle per cancelled coroutine,
+        its locals kept until the garbage collector runs (issue 28). A cancellation's
+        traceback shows nothing worth keeping.
+        """
         self.must_cancel = False
         return throw_exc_info(self.gen, _cancelled_exc_info())
 
@@ -348,6 +360,10 @@ class Runner(object):
         self.gen = None
         result_future, self.result_future, self.future = self.result_future, None, None
         _settle_returning(result_future, future_set_exc_info, exc_info)
+        if ENDED_FRAMES_KEEP_CALLER:
+            _clear_settling_frames(exc_info[1].__traceback__)
+            # This frame too is some ended frame's caller by now.
+            exc_info = result_future = None
 
 
 # The Runner's frames an exception thrown into, or raised by, its generator passes through.
@@ -373,6 +389,26 @@ def _without_runner_frames(exc_info):
             clear_frame(tb.tb_frame)
         tb = tb.tb_next
     return with_traceback(exc_info, tb)
+
+
+def _clear_settling_frames(tb):
+    """From 3.12: drop the locals of the ended frames that settled a failure, along the
+    callers of each frame of its traceback `tb`.
+
+    A coroutine that fails resumes its waiting parent in the same stack (see
+    _settle_returning), and the parent may fail with the same exception. Its generator's
+    ended frame, in that exception's traceback, keeps its callers as f_back: the frames
+    that resolved the child's Future, which name that Future or the exception itself. A
+    cycle per nested failure, its coroutines' locals kept until the garbage collector runs
+    (issue 28). Those frames are this package's own and have ended: their locals show
+    nothing a traceback needs. A frame still running is left alone.
+    """
+    while tb is not None:
+        frame = tb.tb_frame.f_back
+        while frame is not None and frame.f_code in _SETTLING_CODE:
+            clear_frame(frame)
+            frame = frame.f_back
+        tb = tb.tb_next
 
 
 def _start_runner(gen, yielded):
@@ -424,6 +460,13 @@ def _settle_returning(future, settle, outcome):
         settle(future, outcome)
     finally:
         _returning.pop()
+
+
+# The frames a failure settles through, from the Runner that fails to the Runner of the
+# coroutine that resumes in the same stack (see _clear_settling_frames).
+_SETTLING_CODE = _RUNNER_CODE | frozenset(function.__code__ for function in (
+    Runner.__dict__['_fail'], _settle_returning, future_set_exc_info,
+    Future.__dict__['set_exc_info'], _resolve))
 
 
 def _resume_in_this_stack(future, result=None, exc_info=None):
