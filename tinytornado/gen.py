@@ -149,16 +149,19 @@ def _python_wrapper(func, replace_callback=True):
             args = e.args
             result = args[0] if args else None
         except Exception:
-            future = Future()
-            future.set_exc_info(sys.exc_info())
-            return future
-        finally:
-            # The traceback of a failure holds this frame, and the Future holds the
-            # traceback: a frame naming it would be a cycle keeping the coroutine's
-            # locals until the garbage collector runs (issue 28; Tornado 5.1 does this too).
-            future = None
+            # Made by a call: the traceback holds this frame, and the Future holds the
+            # traceback, so a local naming the Future would be a cycle keeping the
+            # coroutine's locals until the garbage collector runs (issue 28). Tornado 5.1
+            # clears its local in a finally, which every call would pay.
+            return _failed_future(sys.exc_info())
         return _done_future(result)
     return wrapper
+
+
+def _failed_future(exc_info):
+    future = Future()
+    future.set_exc_info(exc_info)
+    return future
 
 
 def _call_with_callback(coroutine_function, args, kwargs, stacklevel):
