@@ -201,7 +201,8 @@ def held_table(reports, scenarios):
     for field in HELD:
         cells = []
         for scenario in scenarios:
-            values = [report.get(field) for report in reports.get((scenario, 'tinytornado'), [])]
+            runs = reports.get((scenario, 'tinytornado'), [])
+            values = [report.get(field) for report in runs]
             cells.append('-' if not values or None in values else str(max(values)))
         rows.append([field] + cells)
     return '\n'.join('| ' + ' | '.join(row) + ' |' for row in rows)
