@@ -248,7 +248,7 @@ class Runner(object):
                     yielded = throw_exc_info(self.gen, future.exc_info())
                 else:
                     # A moment that passed, or a cancellation: see _throw_cancelled.
-                    yielded = self._throw_cancelled()
+                    yielded = self._throw_cancelled(future)
             except _RETURNED as e:
                 args = e.args  # As in the wrapper.
                 value = args[0] if args else None
@@ -301,19 +301,23 @@ class Runner(object):
         cancelled.set_cancelled()
         return cancelled
 
-    def _throw_cancelled(self):
+    def _throw_cancelled(self, future):
         """Resume the generator with CancelledError, what it waited for having been
         cancelled (or in place of a moment, cancel() having come meanwhile); what it
         yields next.
 
-        A new CancelledError, not the cancelled Future's own: thrown in, an exception takes
-        the generator's frame into its traceback, and that frame often names the Future
-        (``yield waited``), which holds its exception: a cycle per cancelled coroutine,
-        its locals kept until the garbage collector runs (issue 28). A cancellation's
-        traceback shows nothing worth keeping.
+        The CancelledError of `future` if it has a traceback: a cancelled coroutine's,
+        which shows the yields it went through (gen_test's timeout message lists them).
+        Else a new one: thrown in, an exception takes the generator's frame into its
+        traceback, and that frame often names the Future (``yield waited``), which holds
+        its exception: a cycle per cancelled coroutine, its locals kept until the garbage
+        collector runs (issue 28).
         """
         self.must_cancel = False
-        return throw_exc_info(self.gen, _cancelled_exc_info())
+        exc_info = future.exc_info()
+        if exc_info is None or exc_info[2] is None:
+            exc_info = _cancelled_exc_info()
+        return throw_exc_info(self.gen, exc_info)
 
     def handle_yield(self, yielded):
         """Take what the generator yielded as the Future to wait for; False if it gave up
