@@ -39,7 +39,7 @@ from .engine import Crawler
 from .journal import Journal, contradictions
 from .linkcheck import LinkChecker, broken_link_lines
 from .output import open_output
-from .outputs import CallbackOutput, JsonLinesOutput
+from .outputs import CallbackOutput, JsonLinesOutput, OutputError
 from .redisclient import ConnectionError as RedisConnectionError, RedisClient
 from .progress import ProgressLine
 from .report import CrawlReport
@@ -57,6 +57,9 @@ EXIT_USAGE = 2  # argparse's own status for a mistake on the command line
 EXIT_NO_ROOT = 3  # the crawl ended and not one URL got a response
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
 EXIT_BROKEN_PIPE = 141  # and for one stopped by SIGPIPE
+
+# The files a crawl writes, which a resume writes to again unless told otherwise.
+JOURNALED_FILES = ('output', 'warc', 'summary', 'report')
 
 EXIT_STATUSES = """\
 exit statuses:
@@ -141,40 +144,90 @@ def main(argv=None):
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
         output = _open_output(args)
-        if output is not None:
-            crawler.outputs.insert(0, JsonLinesOutput(output))  # the first after the journal
-        _journal_demo(crawler, args)
+        if output is not None:  # the first output after the journal
+            # the first output after the journal
+            crawler.outputs.insert(0, JsonLinesOutput(output, '--output ' + args.output))
+        _journal_command_line(crawler, args)
     except (ValueError, sqlite3.Error) as e:
         if server is not None:
             IOLoop.current().run_sync(server.close)  # _usage_error exits, in tests too.
         _usage_error(parser, _refusal_message(e, args))
     try:
-        # The progress line counts a queue of this process: a shared one has none here.
-        statistics = _run(crawler, server, not args.no_progress and not args.redis and
-                          sys.stderr.isatty())
-        sys.stdout.write(statistics.report())
-        broken = []
-        if args.link_check:
-            broken = links.broken_links(crawler.roots)
-            sys.stdout.write('\n'.join(broken_link_lines(broken)) + '\n')
-    except IOError as e:
-        if e.errno != errno.EPIPE:
-            raise
-        # stdout was closed early (`| head`): nobody reads the rest, nor Python's complaint.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_BROKEN_PIPE
-    finally:
-        if output is not None:
-            output.close()
-    if args.summary:
         try:
-            _write_summary(args.summary, statistics, crawler)
-        except (IOError, OSError) as e:  # checked before the crawl, but things change
-            _say(parser, 'error: --summary %s: %s' % (args.summary, e.strerror or e))
-            return EXIT_USAGE
-    if report is not None:
-        report.write(args.report, statistics, crawler.roots)
+            # The progress line counts a queue of this process: a shared one has none.
+            statistics = _run(crawler, server, not args.no_progress and not args.redis and
+                              sys.stderr.isatty())
+        finally:
+            _close_output(output, args.output)
+    except OutputError as e:  # the crawl stopped: its journal, if any, can resume it
+        if _is_broken_pipe(e.error):  # -v's stdout was closed early (`| head`)
+            return _stdout_closed()
+        _say(parser, 'error: %s' % e)
+        return EXIT_USAGE
+    except IOError as e:
+        if not _is_broken_pipe(e):
+            raise
+        return _stdout_closed()
+    broken = links.broken_links(crawler.roots) if args.link_check else []
+    text = statistics.report()
+    if args.link_check:
+        text += '\n'.join(broken_link_lines(broken)) + '\n'
+    # Each file is written even when another, or stdout, could not be: the worst wins.
+    statuses = [_print_report(parser, text), _write_files(parser, args, statistics,
+                                                          crawler, report)]
+    failed = [status for status in statuses if status is not None]
+    if failed:
+        return max(failed)
     return _exit_status(parser, statistics, broken)
+
+
+def _is_broken_pipe(error):
+    return getattr(error, 'errno', None) == errno.EPIPE
+
+
+def _stdout_closed():
+    """Send what Python still holds for stdout nowhere: nobody reads it, nor the error."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
+
+
+def _print_report(parser, text):
+    """Print the report; None, or the exit status of a stdout that could not take it."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()  # a full disk shows here, not at exit
+    except IOError as e:  # OSError on Python 3
+        if _is_broken_pipe(e):  # stdout was closed early (`| head`)
+            return _stdout_closed()
+        _say(parser, 'error: standard output: %s' % (e.strerror or e))
+        _stdout_closed()
+        return EXIT_USAGE
+    return None
+
+
+def _write_files(parser, args, statistics, crawler, report):
+    """Write --summary and --report; None, or EXIT_USAGE once one line says why not."""
+    status = None
+    for name, path, write in (
+            ('--summary', args.summary, lambda: _write_summary(path, statistics, crawler)),
+            ('--report', args.report, lambda: report.write(path, statistics, crawler.roots))):
+        if path is None:
+            continue
+        try:
+            write()
+        except (IOError, OSError) as e:  # checked before the crawl, but things change
+            _say(parser, 'error: %s %s: %s' % (name, path, e.strerror or e))
+            status = EXIT_USAGE
+    return status
+
+
+def _close_output(output, path):
+    if output is None:
+        return
+    try:
+        output.close()
+    except (IOError, OSError) as e:  # what the last flush could not write
+        raise OutputError('--output ' + path, e)
 
 
 def _run_shared(parser, args, argv):
@@ -222,26 +275,38 @@ def _exit_status(parser, statistics, broken_links):
 
 
 def _take_journaled_args(parser, argv, args):
-    """Set `args` of a ``--resume`` to the URLs and options journaled in its --state.
+    """Set `args` of a ``--resume`` to the URLs, options and files journaled in its --state.
 
     Options given may repeat the journal's but not contradict them (exit 2, naming each);
-    those the journal does not keep (output, verbosity, --max-tasks, timeouts) are free.
-    A journal of an older version keeps no options: those given are taken.
+    those the journal does not keep (verbosity, --max-tasks, timeouts) are free. The files
+    written (--output, --warc, --summary, --report) are the journal's unless given again:
+    a resume writes where the crawl did. A journal of an older version keeps no options:
+    those given are taken. With no URL given, a --state holding no crawl is refused.
     """
-    if not os.path.exists(args.state):
-        return  # nothing to resume: the Crawler says so, or starts the crawl given
-    try:
-        journal = Journal(args.state)
+    files = stored = None  # None: no crawl in --state
+    if os.path.exists(args.state):  # not made here: a crawl refused leaves no file
         try:
-            stored = None if journal.is_empty() else journal.get_meta('options')
-            if stored is None:
-                return
-            stored.update(journal.get_meta('demo', {}), roots=journal.get_meta('roots', []))
-        finally:
-            journal.close()
-    except sqlite3.Error as e:
-        _usage_error(parser, '--state %s: %s' % (args.state, e))
-    _take_stored_args(parser, argv, args, stored, '--resume', "the journal's")
+            journal = Journal(args.state)
+            try:
+                if not journal.is_empty():
+                    files = journal.get_meta('files', {})
+                    stored = journal.get_meta('options')
+                if stored is not None:
+                    stored.update(journal.get_meta('demo', {}),
+                                  roots=journal.get_meta('roots', []))
+            finally:
+                journal.close()
+        except sqlite3.Error as e:
+            _usage_error(parser, '--state %s: %s' % (args.state, e))
+    if files is None and not args.roots:
+        _usage_error(parser, '--resume: --state %s holds no crawl to resume (give URLs to '
+                     'start one)' % args.state)
+    given = _given_args(parser, argv, args)
+    for name, path in (files or {}).items():
+        if name not in given:
+            setattr(args, name, path)
+    if stored is not None:
+        _take_stored_args(parser, args, given, stored, '--resume', "the journal's")
 
 
 def _take_shared_args(parser, argv, args):
@@ -262,17 +327,21 @@ def _take_shared_args(parser, argv, args):
     finally:
         client.close()
     if meta is not None:
-        _take_stored_args(parser, argv, args, dict(meta['options'], roots=meta['roots']),
-                          '--redis', "the crawl's")
+        _take_stored_args(parser, args, _given_args(parser, argv, args),
+                          dict(meta['options'], roots=meta['roots']), '--redis', "the crawl's")
 
 
-def _take_stored_args(parser, argv, args, stored, flag, whose):
-    """Set `args` to the options in `stored` (and its roots); exit 2 naming each option
-    given that contradicts them (`flag`, `whose`: how the message names the two)."""
+def _given_args(parser, argv, args):
+    """{name: value} of the options and URLs `argv` gives (not those left at defaults)."""
     given = argparse.Namespace(**dict.fromkeys(vars(args)))  # None: not on the command line
     parser.parse_args(argv, given)
-    given = dict((name, value) for name, value in vars(given).items()
-                 if value is not None and value != [])
+    return dict((name, value) for name, value in vars(given).items()
+                if value is not None and value != [])
+
+
+def _take_stored_args(parser, args, given, stored, flag, whose):
+    """Set `args` to the options in `stored` (and its roots); exit 2 naming each option
+    `given` that contradicts them (`flag`, `whose`: how the message names the two)."""
     if 'roots' in given:
         try:
             given['roots'] = [normalize_url(root) for root in given['roots']]
@@ -317,12 +386,17 @@ def _start_demo_server(parser, args):
             e.strerror or e))
 
 
-def _journal_demo(crawler, args):
-    # A demo crawl's URLs carry its port: a resume serves the same site on it again.
+def _journal_command_line(crawler, args):
+    """Keep what a resume needs that the Crawler does not journal: the demo site (a demo
+    crawl's URLs carry its port: a resume serves the same site on it again) and the
+    files written, as absolute paths (a resume may start in another directory)."""
     if crawler.journal is not None:
         crawler.journal.set_meta('demo', dict(
             demo=True, demo_pages=args.demo_pages, demo_seed=args.demo_seed,
             demo_port=args.demo_port) if args.demo else dict(demo=False))
+        crawler.journal.set_meta('files', dict(
+            (name, os.path.abspath(getattr(args, name))) for name in JOURNALED_FILES
+            if getattr(args, name) is not None))
 
 
 def _open_output(args):
@@ -340,9 +414,16 @@ def _open_output(args):
 def _observers(args, *collectors):
     """The outputs after the crawl's own: the printer of -v, then the collectors
     (LinkChecker, CrawlReport) that are not None."""
-    calls = [lambda statistic: print(url_report_line(statistic))] if args.verbose else []
+    calls = [_print_url_line] if args.verbose else []
     calls += [collector.add_statistic for collector in collectors if collector is not None]
     return [CallbackOutput(call) for call in calls]
+
+
+def _print_url_line(statistic):
+    try:
+        print(url_report_line(statistic))
+    except IOError as e:  # ends the crawl; OSError on Python 3
+        raise OutputError('standard output', e)
 
 
 @gen.coroutine

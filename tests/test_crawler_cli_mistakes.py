@@ -1,0 +1,118 @@
+"""A new user's first ten minutes with ``tinycrawl`` (issue 27): each mistake tried there is
+one line on stderr and the documented exit status, never a traceback nor a file silently
+lost, and what a resume, a full disk or a closed pipe leaves behind is checked on disk.
+
+Each test runs the real command in a child process (`run`), as a user would.
+"""
+from __future__ import absolute_import, division, print_function
+
+import io
+import json
+import os
+import signal
+
+import pytest
+
+from tinytornado.crawler.__main__ import EXIT_USAGE
+from tinytornado.crawler.demosite import Site
+
+from crawler_sites import UNTHROTTLED_ARGS
+from test_crawler_cli import (assert_one_line_per_finished_url, child, read_json_lines,
+                              start_crawl, wait_for, waits_for_processes)
+
+DEMO = ['--demo', '--demo-pages', '12', '--no-progress'] + UNTHROTTLED_ARGS
+
+needs_dev_full = pytest.mark.skipif(not os.path.exists('/dev/full'),
+                                    reason='needs /dev/full (a disk always full)')
+
+
+def run(args, stdout=None):
+    """(exit status, stdout, stderr) of ``python -m tinytornado.crawler args...``."""
+    process = child(['-m', 'tinytornado.crawler'] + list(args),
+                    **({} if stdout is None else {'stdout': stdout}))
+    out, err = process.communicate()
+    return process.returncode, (out or b'').decode('utf-8'), err.decode('utf-8')
+
+
+def one_line(err):
+    """The one line of `err`, a refusal's stderr, without its 'tinycrawl: error: '."""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith('tinycrawl: error: '), err
+    return lines[0][len('tinycrawl: error: '):]
+
+
+# -- 2. a resume with nothing to resume ----------------------------------------------------
+
+def test_a_resume_of_a_missing_state_is_refused_and_makes_no_file(tmpdir):
+    state = str(tmpdir.join('nothere.db'))
+    status, out, err = run(['--resume', '--state', state])
+    assert status == EXIT_USAGE and out == ''
+    assert one_line(err) == (
+        '--resume: --state %s holds no crawl to resume (give URLs to start one)' % state)
+    assert tmpdir.listdir() == []
+
+
+# -- 3. a file, or stdout, that cannot be written --------------------------------------------
+
+@needs_dev_full
+@pytest.mark.parametrize('option', ['--output', '--summary', '--report'])
+def test_a_full_disk_under_a_file_option_is_one_line(tmpdir, option):
+    report = str(tmpdir.join('report.txt'))
+    with io.open(report, 'wb') as stdout:
+        status, _, err = run(DEMO + [option, '/dev/full'], stdout=stdout)
+    assert status == EXIT_USAGE
+    assert one_line(err) == '%s /dev/full: No space left on device' % option
+
+
+@needs_dev_full
+def test_a_full_stdout_is_one_line_and_the_files_are_still_written(tmpdir):
+    html, summary = str(tmpdir.join('report.html')), str(tmpdir.join('summary.json'))
+    with io.open('/dev/full', 'wb') as stdout:
+        status, _, err = run(DEMO + ['--report', html, '--summary', summary], stdout=stdout)
+    assert status == EXIT_USAGE
+    assert one_line(err) == 'standard output: No space left on device'
+    with io.open(summary, encoding='utf-8') as written:
+        assert json.load(written)['urls'] > 10
+    with io.open(html, encoding='utf-8') as written:
+        assert '</html>' in written.read()
+
+
+# -- 1. a resume writes the files the crawl wrote ------------------------------------------
+
+@waits_for_processes
+def test_a_resume_writes_where_the_crawl_did_unless_told(serve, tmpdir):
+    site = Site(seed=3, pages=60, slow_fraction=0.5, slow_delay=0.05)
+    server, origin = serve(site)
+    files = dict((name, str(tmpdir.join(name))) for name in
+                 ('out.jsonl', 'crawl.warc.gz', 'report.html', 'summary.json'))
+    state = str(tmpdir.join('state.db'))
+    crawl = start_crawl(origin + '/', '--state', state, '--max-tasks', '2',
+                        '--output', files['out.jsonl'], '--warc', files['crawl.warc.gz'],
+                        '--report', files['report.html'], '--summary', files['summary.json'])
+    server.on_request = lambda path: (len(server.requests) == 10 and
+                                      crawl.send_signal(signal.SIGINT))
+    status, _, errors = yield wait_for(crawl)
+    assert status == 130, errors
+    first_lines = len(read_json_lines(files['out.jsonl']))
+    warc_size = os.path.getsize(files['crawl.warc.gz'])
+    for name in ('report.html', 'summary.json'):
+        os.remove(files[name])
+    server.on_request = None
+    # Resumed with none of the files named again.
+    status, _, errors = yield wait_for(start_crawl('--state', state, '--resume'))
+    assert status == 0, errors
+    expected = site.expected_crawl(origin + '/')
+    lines = read_json_lines(files['out.jsonl'])
+    assert len(lines) > first_lines
+    assert_one_line_per_finished_url(files['out.jsonl'], state, expected)
+    assert os.path.getsize(files['crawl.warc.gz']) > warc_size
+    with io.open(files['summary.json'], encoding='utf-8') as summary:
+        assert json.load(summary)['urls'] == len(lines)
+    assert os.path.exists(files['report.html'])
+    # Told another --output, a resume writes it (mended: every finished URL's line).
+    moved = str(tmpdir.join('moved.jsonl'))
+    status, _, errors = yield wait_for(start_crawl('--state', state, '--resume',
+                                                   '--output', moved))
+    assert status == 0, errors
+    assert_one_line_per_finished_url(moved, state, expected)
