@@ -13,10 +13,10 @@ import signal
 
 import pytest
 
-from tinytornado.crawler.__main__ import EXIT_USAGE
+from tinytornado.crawler.__main__ import EXIT_NO_ROOT, EXIT_USAGE
 from tinytornado.crawler.demosite import Site
 
-from crawler_sites import UNTHROTTLED_ARGS
+from crawler_sites import UNTHROTTLED_ARGS, Pages, links
 from test_crawler_cli import (assert_one_line_per_finished_url, child, read_json_lines,
                               start_crawl, wait_for, waits_for_processes)
 
@@ -116,3 +116,86 @@ def test_a_resume_writes_where_the_crawl_did_unless_told(serve, tmpdir):
                                                    '--output', moved))
     assert status == 0, errors
     assert_one_line_per_finished_url(moved, state, expected)
+
+
+# -- 4. two options naming one file ---------------------------------------------------------
+
+@pytest.mark.parametrize('first, second', [('--output', '--summary'),
+                                           ('--report', '--warc'),
+                                           ('--output', '--state')])
+def test_two_options_naming_one_file_are_refused(tmpdir, first, second):
+    path = tmpdir.join('crawl.out')
+    path.write('kept\n')
+    status, out, err = run(DEMO + [first, str(path), second, str(tmpdir.join('.', 'crawl.out'))])
+    assert status == EXIT_USAGE and out == ''
+    assert one_line(err) == '%s %s and %s %s name one file: give each its own' % (
+        first, path, second, tmpdir.join('.', 'crawl.out'))
+    assert path.read() == 'kept\n'
+
+
+def test_dev_null_may_take_every_file(tmpdir):
+    status, _, err = run(DEMO + ['--output', os.devnull, '--summary', os.devnull])
+    assert status == 0, err
+
+
+# -- 5. options that contradict each other; --output - ---------------------------------------
+
+@pytest.mark.parametrize('options, message', [
+    (['-q', '-v'], '-q/--quiet and -v/--verbose contradict each other: give one'),
+    (['--demo', 'http://127.0.0.1:1/'],
+     '--demo crawls the demo site: give it no URL, or no --demo'),
+    (['--crawl-id', 'mine'], '--crawl-id names a crawl in Redis: it needs --redis URL'),
+    (['--output', '-', '-v'],
+     '--output - and -v/--verbose both write to standard output: give one'),
+])
+def test_contradicting_options_are_refused(tmpdir, options, message):
+    status, out, err = run(options + ['--no-progress'])
+    assert status == EXIT_USAGE and out == ''
+    assert one_line(err) == message
+
+
+def test_output_dash_is_standard_output_and_the_report_goes_to_stderr(tmpdir):
+    status, out, err = run(DEMO + ['--output', '-'], stdout=None)
+    assert status == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) > 10 and all('url' in line for line in lines)
+    assert err.startswith('Finished %d urls' % len(lines))
+    assert not os.path.exists(os.path.join(str(tmpdir), '-'))
+
+
+# -- 6. a header that is not one line ---------------------------------------------------------
+
+@pytest.mark.parametrize('agent', ['bot\r\nX-Evil: 1', 'bot\nnext', 'bot\x1b[0m'])
+def test_a_control_character_in_the_user_agent_is_refused_before_a_request(agent):
+    status, out, err = run(DEMO + ['--user-agent', agent])
+    assert status == EXIT_USAGE and out == ''
+    assert one_line(err) == ('--user-agent %r holds a control character (a line break?): '
+                             'a header is one line' % agent)
+
+
+# -- 10. a root that answers an error; a URL without http:// ---------------------------------
+
+def test_a_host_name_without_a_scheme_suggests_http():
+    status, out, err = run(['example.com', '--no-progress'])
+    assert status == EXIT_USAGE and out == ''
+    assert one_line(err) == ("the root URL 'example.com' cannot be crawled: not an absolute "
+                             "URL: 'example.com' (did you mean http://example.com ?)")
+
+
+@waits_for_processes
+def test_roots_answering_errors_exit_3_and_say_so(serve):
+    server, origin = serve(Pages({'/500': {'status': 500}, '/ok': links('/')}))
+    status, report, err = yield wait_for(start_crawl(origin + '/', origin + '/500',
+                                                     '--max-tries', '1'))
+    assert status == EXIT_NO_ROOT, err
+    assert 'Finished 2 urls' in report
+    assert err.splitlines() == [
+        'tinycrawl: no root could be crawled:',
+        '  %s/: answered 404 Not Found' % origin,
+        '  %s/500: answered 500 Internal Server Error' % origin]
+    # One root crawled: the other's error is a warning, and the crawl's status is 0.
+    status, report, err = yield wait_for(start_crawl(origin + '/ok', origin + '/500',
+                                                     '--max-tries', '1'))
+    assert status == 0, err
+    assert err.splitlines() == [
+        'tinycrawl: warning: the root %s/500 answered 500 Internal Server Error' % origin]

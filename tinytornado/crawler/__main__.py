@@ -28,7 +28,7 @@ import socket
 import sqlite3
 import sys
 
-from tinytornado import gen
+from tinytornado import gen, httputil
 from tinytornado.ioloop import IOLoop
 
 from .collect import run_view, shared_mistake
@@ -44,7 +44,7 @@ from .redisclient import ConnectionError as RedisConnectionError, RedisClient
 from .progress import ProgressLine
 from .report import CrawlReport
 from .stats import failure_cause, url_report_line
-from .usage import UsageError, check_arguments, option_names
+from .usage import STDOUT, UsageError, check_arguments, check_combinations, option_names
 from .urls import normalize_url
 from .workers import PER_WORKER_FILES, run_workers, worker_commands
 from .workstore import crawl_meta
@@ -66,8 +66,9 @@ exit statuses:
   0    the crawl ended normally
   1    --link-check found a broken link in scope
   2    a mistake on the command line (nothing was fetched), or a file option
-       that could not be written
-  3    no root URL could be fetched at all (stderr says why)
+       (or stdout) that could not be written
+  3    no root URL could be fetched at all, or each answered an error
+       status such as 404 or 500 (stderr says why)
   4    --collect or --status could not reach the crawl's Redis
   130  interrupted by Ctrl-C or SIGTERM (the report is printed)
   141  stdout was closed before the report was written (as by `| head`)
@@ -112,6 +113,10 @@ def main(argv=None):
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        check_combinations(args)
+    except UsageError as e:
+        _usage_error(parser, str(e))
     if args.resume and not args.state:
         parser.error('--resume needs --state FILE')
     if args.resume:
@@ -138,7 +143,9 @@ def main(argv=None):
         links = LinkChecker(max_redirect=args.max_redirect)
         report = CrawlReport(links) if args.report else None
     try:
-        crawler = Crawler(args.roots or roots, outputs=_observers(args, links, report),
+        root_answers = RootAnswers()
+        crawler = Crawler(args.roots or roots,
+                          outputs=_observers(args, root_answers, links, report),
                           on_links=links.add_links if links is not None else None,
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
@@ -146,7 +153,8 @@ def main(argv=None):
         output = _open_output(args)
         if output is not None:  # the first output after the journal
             # the first output after the journal
-            crawler.outputs.insert(0, JsonLinesOutput(output, '--output ' + args.output))
+            crawler.outputs.insert(0, JsonLinesOutput(output, 'standard output' if (
+                args.output == STDOUT) else '--output ' + args.output))
         _journal_command_line(crawler, args)
     except (ValueError, sqlite3.Error) as e:
         if server is not None:
@@ -173,12 +181,12 @@ def main(argv=None):
     if args.link_check:
         text += '\n'.join(broken_link_lines(broken)) + '\n'
     # Each file is written even when another, or stdout, could not be: the worst wins.
-    statuses = [_print_report(parser, text), _write_files(parser, args, statistics,
+    statuses = [_print_report(parser, text, args.output == STDOUT), _write_files(parser, args, statistics,
                                                           crawler, report)]
     failed = [status for status in statuses if status is not None]
     if failed:
         return max(failed)
-    return _exit_status(parser, statistics, broken)
+    return _exit_status(parser, statistics, root_answers, broken)
 
 
 def _is_broken_pipe(error):
@@ -191,8 +199,12 @@ def _stdout_closed():
     return EXIT_BROKEN_PIPE
 
 
-def _print_report(parser, text):
-    """Print the report; None, or the exit status of a stdout that could not take it."""
+def _print_report(parser, text, to_stderr):
+    """Print the report on stdout (on stderr `to_stderr`, when stdout has the JSON lines);
+    None, or the exit status of a stdout that could not take it."""
+    if to_stderr:
+        sys.stderr.write(text)
+        return None
     try:
         sys.stdout.write(text)
         sys.stdout.flush()  # a full disk shows here, not at exit
@@ -260,7 +272,31 @@ def _refusal_message(error, args):
     return option_names(str(error), vars(args))
 
 
-def _exit_status(parser, statistics, broken_links):
+class RootAnswers(object):
+    """The roots' statistics that got no page (an error status, or no answer), and how
+    many roots did: told of each URL as it finishes (a resume's roots, finished before,
+    are in neither)."""
+
+    def __init__(self):
+        self.failed = []
+        self.answered = 0
+
+    def add_statistic(self, statistic):
+        if statistic.depth != 0:
+            return
+        if statistic.status is None or statistic.status >= 400:
+            self.failed.append(statistic)
+        else:
+            self.answered += 1
+
+
+def _root_failure(statistic):
+    if statistic.status is None:
+        return '%s; tries: %d' % (failure_cause(statistic), statistic.tries)
+    return 'answered %d %s' % (statistic.status, httputil.responses.get(statistic.status, ''))
+
+
+def _exit_status(parser, statistics, root_answers, broken_links):
     if statistics.interrupted:
         return EXIT_INTERRUPTED
     if statistics.got_no_response():
@@ -271,6 +307,13 @@ def _exit_status(parser, statistics, broken_links):
         if statistics.urls > len(statistics.unanswered):
             sys.stderr.write('  and %d more\n' % (statistics.urls - len(statistics.unanswered)))
         return EXIT_NO_ROOT
+    if root_answers.failed and not root_answers.answered:  # 404, 500: no site to crawl
+        _say(parser, 'no root could be crawled:')
+        for statistic in root_answers.failed:
+            sys.stderr.write('  %s: %s\n' % (statistic.url, _root_failure(statistic)))
+        return EXIT_NO_ROOT
+    for statistic in root_answers.failed:  # the other roots were crawled
+        _say(parser, 'warning: the root %s %s' % (statistic.url, _root_failure(statistic)))
     return EXIT_BROKEN_LINKS if broken_links else 0
 
 
@@ -395,13 +438,20 @@ def _journal_command_line(crawler, args):
             demo=True, demo_pages=args.demo_pages, demo_seed=args.demo_seed,
             demo_port=args.demo_port) if args.demo else dict(demo=False))
         crawler.journal.set_meta('files', dict(
-            (name, os.path.abspath(getattr(args, name))) for name in JOURNALED_FILES
+            (name, _journaled_path(getattr(args, name))) for name in JOURNALED_FILES
             if getattr(args, name) is not None))
+
+
+def _journaled_path(path):
+    return path if path == STDOUT else os.path.abspath(path)
 
 
 def _open_output(args):
     if not args.output:
         return None
+    if args.output == STDOUT:  # a stream of its own, which closing leaves stdout open
+        sys.stdout.flush()
+        return io.open(os.dup(sys.stdout.fileno()), 'w', encoding='utf-8')
     try:
         return open_output(args.output, args.state if args.resume else None,
                            shared=bool(args.redis))
