@@ -17,6 +17,7 @@ from tinytornado.crawler.__main__ import EXIT_NO_ROOT, EXIT_USAGE
 from tinytornado.crawler.demosite import Site
 
 from crawler_sites import UNTHROTTLED_ARGS, Pages, links
+from net_helpers import tls_files
 from test_crawler_cli import (assert_one_line_per_finished_url, child, read_json_lines,
                               start_crawl, wait_for, waits_for_processes)
 
@@ -199,3 +200,36 @@ def test_roots_answering_errors_exit_3_and_say_so(serve):
     assert status == 0, err
     assert err.splitlines() == [
         'tinycrawl: warning: the root %s/500 answered 500 Internal Server Error' % origin]
+
+
+# -- 7. a certificate not trusted ---------------------------------------------------------------
+
+@waits_for_processes
+def test_a_certificate_failure_is_final_and_ca_file_or_insecure_fix_it(serve):
+    files = tls_files()
+    server, origin = serve(Pages({'/': links('/a'), '/a': links('/')}), ssl_options={
+        'certfile': files.server_cert, 'keyfile': files.server_key})
+    root = origin.replace('http://127.0.0.1', 'https://localhost') + '/'  # 2.7: no IP names
+    status, report, err = yield wait_for(start_crawl(root))
+    assert status == EXIT_NO_ROOT, err
+    # The client's log says it too, once (the line after is the crawl's).
+    lines = [line for line in err.splitlines()
+             if not line.startswith('WARNING tornado.general: TLS handshake failed')]
+    assert lines[0] == 'tinycrawl: no root could be fetched:'
+    assert lines[1].startswith('  %s: ' % root) and lines[1].endswith('; tries: 1'), err
+    assert ('(final: not retried; trust its authority with --ca-file FILE.pem, or skip the '
+            'check with --insecure)') in lines[1]
+    assert 'CERTIFICATE_VERIFY_FAILED' in lines[1] or 'certificate verify failed' in lines[1]
+    assert server.requests == []
+    for option in (['--ca-file', files.ca_cert], ['--insecure']):
+        status, report, err = yield wait_for(start_crawl(root, *option))
+        assert status == 0, err
+        assert set(server.requests) == set(['/robots.txt', '/', '/a'])
+        del server.requests[:]
+
+
+def test_a_ca_file_that_is_missing_is_refused(tmpdir):
+    missing = str(tmpdir.join('ca.pem'))
+    status, out, err = run(DEMO + ['--ca-file', missing])
+    assert status == EXIT_USAGE and out == ''
+    assert one_line(err) == '--ca-file %s: no such file' % missing

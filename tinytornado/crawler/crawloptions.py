@@ -168,6 +168,13 @@ OPTIONS = (
            api=False, file_access=os.R_OK | os.W_OK),
     Option('status', False, BOOL, "show the progress of the whole --redis crawl and exit",
            cli='--status', api=False),
+    # Issue 27's options (the command line's): certificates, and links out of scope.
+    Option('insecure', False, BOOL, "don't verify the sites' TLS certificates (a self-signed "
+           'test site); without it a certificate that fails is final for its URL, not '
+           'retried', cli='--insecure'),
+    Option('ca_file', None, FILE, 'trust the certificate authorities in this PEM file '
+           "instead of the system's", cli='--ca-file', metavar='FILE.pem',
+           file_access=os.R_OK),
     Option('backoff', 1.0, FLOAT, 'first pause of a failing host, in seconds; it doubles '
            'with each failure in a row', journaled=True),
     Option('max_backoff', 60.0, FLOAT, 'the longest pause of a failing host',

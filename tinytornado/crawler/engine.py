@@ -187,7 +187,8 @@ class Crawler(object):
                                                max_clients=options.max_tasks)
         self.fetcher = Fetcher(self.http_client, options.user_agent, options.connect_timeout,
                                options.request_timeout, options.max_body_size,
-                               options.download_non_html, self.archive)
+                               options.download_non_html, self.archive,
+                               validate_cert=not options.insecure, ca_file=options.ca_file)
         self.policy.start(self.fetcher)
         store = self.store
         items = [] if store.resuming else self._first_items()

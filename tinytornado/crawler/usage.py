@@ -84,9 +84,9 @@ def _check_header(dest, value):
 def _check_one_file_each(args):
     """Two file options naming one file would overwrite each other's lines."""
     named = {}
-    for dest, _ in FILE_OPTIONS:
+    for dest, access in FILE_OPTIONS:
         path = getattr(args, dest, None)
-        if path is None or path == STDOUT:
+        if path is None or path == STDOUT or not access & os.W_OK:
             continue
         real = os.path.realpath(path)
         if os.path.exists(real) and not os.path.isfile(real):
@@ -121,9 +121,12 @@ def _check_root(root):
 
 
 def _check_file(dest, path, access):
-    """The file at `path` can be opened as `access` says, or made in its directory."""
+    """The file at `path` can be opened as `access` says, or made in its directory (a file
+    only read must exist)."""
     if os.path.isdir(path):
         raise UsageError('%s %s: is a directory' % (option_name(dest), path))
+    if not access & os.W_OK and not os.path.isfile(path):
+        raise UsageError('%s %s: no such file' % (option_name(dest), path))
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise UsageError('%s %s: no such directory: %s' % (option_name(dest), path,
