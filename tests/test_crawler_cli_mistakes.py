@@ -233,3 +233,22 @@ def test_a_ca_file_that_is_missing_is_refused(tmpdir):
     status, out, err = run(DEMO + ['--ca-file', missing])
     assert status == EXIT_USAGE and out == ''
     assert one_line(err) == '--ca-file %s: no such file' % missing
+
+
+# -- 8. links that are no URL, as written, with where ---------------------------------------------
+
+@waits_for_processes
+def test_link_check_reports_malformed_links_as_written_with_line_and_column(serve):
+    page = ('<html><body>\n<p><a href="/ok">fine</a>\n'
+            '  <a href="http://[::1">bad host</a> <a href="/%zz">bad escape</a>\n'
+            '<a href="mailto:me@example.com">mail</a></p></body></html>')
+    server, origin = serve(Pages({'/': page, '/ok': links('/')}))
+    status, report, err = yield wait_for(start_crawl(origin + '/', '--link-check'))
+    assert status == 1, err
+    malformed = report[report.index('Malformed links: '):].splitlines()
+    assert malformed[1].startswith("'http://[::1' invalid IPv6 literal: ")  # 2.7: u'[::1'
+    assert malformed[:1] + malformed[2:] == [
+        'Malformed links: 2',
+        '    in %s/ line 3 column 12' % origin,
+        "'/%zz' a '%' not followed by two hex digits",
+        '    in %s/ line 3 column 47' % origin]

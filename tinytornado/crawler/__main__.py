@@ -37,7 +37,7 @@ from .demosite import Site
 from .crawloptions import OPTIONS, add_arguments
 from .engine import Crawler
 from .journal import Journal, contradictions
-from .linkcheck import LinkChecker, broken_link_lines
+from .linkcheck import LinkChecker, broken_link_lines, malformed_link_lines
 from .output import open_output
 from .outputs import CallbackOutput, JsonLinesOutput, OutputError
 from .redisclient import ConnectionError as RedisConnectionError, RedisClient
@@ -147,6 +147,8 @@ def main(argv=None):
         crawler = Crawler(args.roots or roots,
                           outputs=_observers(args, root_answers, links, report),
                           on_links=links.add_links if links is not None else None,
+                          on_malformed_links=(links.add_malformed_links if args.link_check
+                                              else None),
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
@@ -176,17 +178,18 @@ def main(argv=None):
         if not _is_broken_pipe(e):
             raise
         return _stdout_closed()
-    broken = links.broken_links(crawler.roots) if args.link_check else []
     text = statistics.report()
+    broken = malformed = []
     if args.link_check:
-        text += '\n'.join(broken_link_lines(broken)) + '\n'
+        broken, malformed = links.broken_links(crawler.roots), links.malformed
+        text += '\n'.join(broken_link_lines(broken) + malformed_link_lines(malformed)) + '\n'
     # Each file is written even when another, or stdout, could not be: the worst wins.
     statuses = [_print_report(parser, text, args.output == STDOUT), _write_files(parser, args, statistics,
                                                           crawler, report)]
     failed = [status for status in statuses if status is not None]
     if failed:
         return max(failed)
-    return _exit_status(parser, statistics, root_answers, broken)
+    return _exit_status(parser, statistics, root_answers, broken or malformed)
 
 
 def _is_broken_pipe(error):

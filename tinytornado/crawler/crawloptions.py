@@ -187,6 +187,8 @@ OPTIONS = (
            'command line keeps only the totals)'),
     Option('on_statistic', None, OBJECT, 'called with each FetchStatistic as it finishes'),
     Option('on_links', None, OBJECT, 'called with (url, its links the crawl takes) per page'),
+    Option('on_malformed_links', None, OBJECT, 'called with (url, its hrefs that are no URL, '
+           'as `links.MalformedLink`s) per page with some'),
     Option('outputs', (), OBJECT, 'more outputs (`outputs.Output`), told of each URL after '
            'the crawl\'s own'),
     Option('http_client', None, OBJECT, "an AsyncHTTPClient (default: one of the crawl's "

@@ -13,7 +13,8 @@ from __future__ import absolute_import, division, print_function
 import collections
 
 from .fetch import describe_exception
-from .links import content_type_charset, decode_html, extract_links, is_html_content_type
+from .links import (content_type_charset, decode_html, extract_links,
+                    extract_links_and_malformed, is_html_content_type)
 from .sitemaps import (MAX_SITEMAPS, SitemapError, is_sitemap_depth, read_sitemap,
                        sitemap_entries)
 from .urls import url_host, urljoin
@@ -38,9 +39,13 @@ class Admission(object):
             in scope; it adds a work item to `new_items` if the crawl's budget allows.
         max_redirect: the redirect budget of a URL found on a page.
         on_links: called with (url, the URLs it names that the crawl took), or None.
+        on_malformed_links: called with (url, its `links.MalformedLink`s) for a page
+            with some, or None.
     """
 
-    def __init__(self, seen_urls, scope, admit, max_redirect, on_links):
+    def __init__(self, seen_urls, scope, admit, max_redirect, on_links,
+                 on_malformed_links=None):
+        self.on_malformed_links = on_malformed_links
         self.seen_urls = seen_urls
         self.scope = scope
         self.admit = admit
@@ -130,7 +135,13 @@ class HtmlLinks(object):
 
     def extract(self, item, fetched, new_items):
         text, encoding = decode_html(fetched.body, fetched.content_type)
-        links = extract_links(text, item.url, frames=self.frames)
+        on_malformed = self.admission.on_malformed_links
+        if on_malformed is None:
+            links = extract_links(text, item.url, frames=self.frames)
+        else:
+            links, malformed = extract_links_and_malformed(text, item.url, self.frames)
+            if malformed:
+                on_malformed(item.url, malformed)
         depth = item.depth + 1
         if self.max_depth is None or depth <= self.max_depth:
             admission = self.admission

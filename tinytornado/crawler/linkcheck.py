@@ -19,7 +19,8 @@ import collections
 
 from .stats import ROBOTS_DISALLOWED
 
-__all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines']
+__all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines',
+           'malformed_link_lines']
 
 MAX_REFERRERS = 10  # referrers kept per URL; the others are only counted
 
@@ -59,6 +60,12 @@ class LinkChecker(object):
         self.referrers = {}  # url -> _Referrers, or _NOT_BROKEN
         self.redirects = collections.OrderedDict()  # url -> (status, next_url)
         self.failures = {}  # url -> its outcome, for URLs that broke themselves
+        self.malformed = []  # (page url, links.MalformedLink), as found
+
+    def add_malformed_links(self, url, malformed):
+        """Note the hrefs of page `url` that are no URL (the Crawler's
+        ``on_malformed_links``): each is a broken link, as it was written."""
+        self.malformed.extend((url, link) for link in malformed)
 
     def add_links(self, url, links):
         """Note that page `url` links to each of `links` (the Crawler's ``on_links``)."""
@@ -139,6 +146,18 @@ def _is_failure(statistic):
 
 def _outcome(statistic):
     return str(statistic.status) if statistic.status is not None else statistic.exception
+
+
+def malformed_link_lines(malformed):
+    """The text lines listing `malformed` ((page, links.MalformedLink) pairs), if any."""
+    if not malformed:
+        return []
+    lines = ['Malformed links: %d' % len(malformed)]
+    for page, link in malformed:
+        where = '' if link.line is None else ' line %d column %d' % (link.line, link.column)
+        lines.append('%r %s' % (link.href, link.problem))
+        lines.append('    in %s%s' % (page, where))
+    return lines
 
 
 def broken_link_lines(broken):
