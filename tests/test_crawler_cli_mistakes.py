@@ -16,7 +16,7 @@ import pytest
 from tinytornado.crawler.__main__ import EXIT_NO_ROOT, EXIT_USAGE
 from tinytornado.crawler.demosite import Site
 
-from crawler_sites import UNTHROTTLED_ARGS, Pages, links
+from crawler_sites import UNTHROTTLED_ARGS, Pages, links, robots_txt
 from net_helpers import tls_files
 from test_crawler_cli import (assert_one_line_per_finished_url, child, read_json_lines,
                               start_crawl, wait_for, waits_for_processes)
@@ -252,3 +252,24 @@ def test_link_check_reports_malformed_links_as_written_with_line_and_column(serv
         '    in %s/ line 3 column 12' % origin,
         "'/%zz' a '%' not followed by two hex digits",
         '    in %s/ line 3 column 47' % origin]
+
+
+# -- 9. sitemaps: text ones read, unreadable ones in --link-check -----------------------------
+
+@waits_for_processes
+def test_a_text_sitemap_is_crawled_and_a_broken_one_is_in_the_link_check(serve):
+    site = Pages({'/': links('/'), '/a': links('/'), '/b': links('/'),
+                  '/broken.xml': {'content_type': 'application/xml', 'body': '<urlset><url>'}})
+    server, origin = serve(site)
+    site.pages['/robots.txt'] = robots_txt('Sitemap: %s/pages.txt\nSitemap: %s/broken.xml\n'
+                                           % (origin, origin))
+    site.pages['/pages.txt'] = {'content_type': 'text/plain',
+                                'body': '%s/a\n\n%s/b\n' % (origin, origin)}
+    status, report, err = yield wait_for(start_crawl(origin + '/', '--sitemaps',
+                                                     '--link-check'))
+    assert status == 1, err
+    assert '/a' in server.requests and '/b' in server.requests
+    errors = report[report.index('Sitemap errors: '):].splitlines()
+    assert errors[0] == 'Sitemap errors: 1'
+    assert errors[1].startswith('%s/broken.xml SitemapError: bad XML' % origin)
+    assert 'Broken links: none' in report

@@ -128,7 +128,8 @@ def test_a_plain_sitemap_over_the_cap_is_refused():
 
 @pytest.mark.parametrize('body, message', [
     (b'', 'bad XML'),
-    (b'not xml at all', 'bad XML'),
+    (b'not xml at all', 'line 1 of the text is not an http(s) URL'),  # a text sitemap?
+    (b'http://a.test/\n\nftp://a.test/', 'line 3 of the text is not an http(s) URL'),
     (b'<urlset><url><loc>http://a.test/</loc></url>', 'bad XML'),  # cut short
     (b'<urlset><url><loc>&nbsp;</loc></url></urlset>', 'bad XML'),  # undefined entity
     (b'<html><body>Not found</body></html>', 'not a urlset or a sitemapindex'),
@@ -163,6 +164,16 @@ def test_a_doctype_is_refused_so_no_entity_is_expanded(body):
         with pytest.raises(SitemapError) as raised:
             parse_sitemap(sitemap)
         assert 'DOCTYPE is refused' in str(raised.value)
+
+
+def test_a_text_sitemap_lists_a_url_a_line():
+    body = b'\n  http://a.test/a  \r\nhttps://a.test/caf\xc3\xa9\n\nHTTP://a.test/b'
+    expected = Sitemap([u'http://a.test/a', u'https://a.test/caf\xe9', u'HTTP://a.test/b'], [])
+    assert parse_sitemap(body) == expected
+    assert parse_sitemap(gzipped(body)) == expected
+    with pytest.raises(SitemapError) as raised:
+        parse_sitemap(b'http://a.test/\xff\n')
+    assert 'line 1 of the text is not UTF-8' in str(raised.value)
 
 
 def test_robots_txt_lists_sitemaps():

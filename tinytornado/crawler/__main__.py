@@ -37,7 +37,8 @@ from .demosite import Site
 from .crawloptions import OPTIONS, add_arguments
 from .engine import Crawler
 from .journal import Journal, contradictions
-from .linkcheck import LinkChecker, broken_link_lines, malformed_link_lines
+from .linkcheck import (LinkChecker, broken_link_lines, malformed_link_lines,
+                        sitemap_error_lines)
 from .output import open_output
 from .outputs import CallbackOutput, JsonLinesOutput, OutputError
 from .redisclient import ConnectionError as RedisConnectionError, RedisClient
@@ -180,9 +181,11 @@ def main(argv=None):
         return _stdout_closed()
     text = statistics.report()
     broken = malformed = []
-    if args.link_check:
-        broken, malformed = links.broken_links(crawler.roots), links.malformed
-        text += '\n'.join(broken_link_lines(broken) + malformed_link_lines(malformed)) + '\n'
+    if args.link_check:  # malformed links and unreadable sitemaps are broken links too
+        broken = links.broken_links(crawler.roots)
+        malformed = links.malformed + links.sitemap_errors
+        text += '\n'.join(broken_link_lines(broken) + malformed_link_lines(links.malformed) +
+                          sitemap_error_lines(links.sitemap_errors)) + '\n'
     # Each file is written even when another, or stdout, could not be: the worst wins.
     statuses = [_print_report(parser, text, args.output == STDOUT), _write_files(parser, args, statistics,
                                                           crawler, report)]

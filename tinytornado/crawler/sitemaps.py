@@ -12,8 +12,9 @@ negative depth, which redirects and the journal keep like any depth:
 
 A sitemap's pages are queued at depth 0, as roots, so ``max_depth`` counts links from them.
 
-A body is a urlset or a sitemapindex, in XML, whole or gzip-compressed (told by its magic
-bytes, whatever the URL or Content-Type says). Parsing is streamed through expat, with the
+A body is a urlset or a sitemapindex, in XML, or a text sitemap (one URL a line, UTF-8, as
+sitemaps.org allows; told by its first character not being '<'), whole or gzip-compressed
+(told by its magic bytes, whatever the URL or Content-Type says). Parsing is streamed through expat, with the
 decompressed size capped (``MAX_SITEMAP_SIZE``, the protocol's own limit) against gzip bombs,
 and a document type declaration refused outright: with no DTD there can be no entity to
 expand, internal (billion laughs) or external (local files, requests). Elements count in the
@@ -109,22 +110,26 @@ def _resolve_all(base, locs):
 
 
 def parse_sitemap(body, max_size=MAX_SITEMAP_SIZE):
-    """The `Sitemap` of an XML sitemap `body` (bytes), gzip-compressed or not.
+    """The `Sitemap` of a sitemap `body` (bytes), XML or text, gzip-compressed or not.
 
     Raises:
         SitemapError: bad XML or gzip, a DOCTYPE, a root element other than urlset or
-            sitemapindex, or more than `max_size` bytes of XML.
+            sitemapindex, a text line that is no http(s) URL, or more than `max_size`
+            bytes.
     """
-    reader = _SitemapReader()
+    reader = None
     pieces = _gunzip(body, max_size) if body.startswith(_GZIP_MAGIC) else _plain(body, max_size)
-    first = True
     try:
         for piece in pieces:
-            if first:
+            if reader is None:
                 # Blank lines before the XML declaration are a common slip of generators.
                 piece = piece.lstrip(b' \t\r\n')
-                first = not piece
+                if not piece:
+                    continue
+                reader = _SitemapReader() if piece.startswith(b'<') else _TextSitemapReader()
             reader.feed(piece)
+        if reader is None:  # nothing but blanks: XML's error says so
+            reader = _SitemapReader()
         reader.close()
     except expat.ExpatError as e:
         raise SitemapError('bad XML: %s' % e)
@@ -158,6 +163,37 @@ def _gunzip(body, max_size):
                 raise SitemapError('the sitemap is over %d bytes decompressed' % max_size)
             yield piece
         data = decompressor.unused_data  # the next member, if any
+
+
+class _TextSitemapReader(object):
+    """Collects the URLs of a text sitemap, one a line, fed to it in pieces."""
+
+    def __init__(self):
+        self.sitemap = Sitemap([], [])
+        self._rest = b''  # the start of a line the next piece ends
+        self._line = 0
+
+    def feed(self, data):
+        lines = (self._rest + data).split(b'\n')
+        self._rest = lines.pop()
+        for line in lines:
+            self._take(line)
+
+    def close(self):
+        self._take(self._rest)
+
+    def _take(self, line):
+        self._line += 1
+        url = line.strip()
+        if not url:
+            return
+        if not url.lower().startswith((b'http://', b'https://')):
+            raise SitemapError('not a sitemap: line %d of the text is not an http(s) URL'
+                               % self._line)
+        try:
+            self.sitemap.pages.append(url.decode('utf-8'))
+        except UnicodeDecodeError:
+            raise SitemapError('not a sitemap: line %d of the text is not UTF-8' % self._line)
 
 
 class _SitemapReader(object):
