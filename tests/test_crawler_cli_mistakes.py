@@ -273,3 +273,20 @@ def test_a_text_sitemap_is_crawled_and_a_broken_one_is_in_the_link_check(serve):
     assert errors[0] == 'Sitemap errors: 1'
     assert errors[1].startswith('%s/broken.xml SitemapError: bad XML' % origin)
     assert 'Broken links: none' in report
+
+
+# -- 11. the demo says what it crawled ---------------------------------------------------------
+
+def test_the_demo_says_what_it_crawled(tmpdir):
+    html = str(tmpdir.join('report.html'))
+    status, out, err = run(DEMO + ['--demo-seed', '3', '--report', html])
+    assert status == 0, err
+    last = out.splitlines()[-1]
+    assert last.startswith('This was the demo site: 12 generated pages (seed 3), served on '
+                           'http://127.0.0.1:')
+    assert last.endswith('by this process (no network used). To check your own site: '
+                         'tinycrawl https://example.org/ --link-check --report report.html')
+    with io.open(html, encoding='utf-8') as page:
+        text = page.read()
+    assert '<title>Crawl report: the demo site: 12 generated pages (seed 3)</title>' in text
+    assert '<h1>Crawl report: the demo site: 12 generated pages (seed 3)</h1>' in text

@@ -142,7 +142,8 @@ def main(argv=None):
     links = report = None
     if args.report or args.link_check:
         links = LinkChecker(max_redirect=args.max_redirect)
-        report = CrawlReport(links) if args.report else None
+        report = CrawlReport(links, title=_demo_title(args) if args.demo else None) if (
+            args.report) else None
     try:
         root_answers = RootAnswers()
         crawler = Crawler(args.roots or roots,
@@ -180,6 +181,10 @@ def main(argv=None):
             raise
         return _stdout_closed()
     text = statistics.report()
+    if args.demo:  # say what was crawled: the numbers above are of a made-up site
+        text += ('This was %s, served on %s by this process (no network used). To check '
+                 'your own site: tinycrawl https://example.org/ --link-check --report '
+                 'report.html\n' % (_demo_title(args), crawler.roots[0]))
     broken = malformed = []
     if args.link_check:  # malformed links and unreadable sitemaps are broken links too
         broken = links.broken_links(crawler.roots)
@@ -433,6 +438,10 @@ def _start_demo_server(parser, args):
         _usage_error(parser, '%s: the demo server cannot listen on 127.0.0.1:%d (%s)' % (
             '--resume' if args.resume else '--demo-port', args.demo_port,
             e.strerror or e))
+
+
+def _demo_title(args):
+    return 'the demo site: %d generated pages (seed %d)' % (args.demo_pages, args.demo_seed)
 
 
 def _journal_command_line(crawler, args):
