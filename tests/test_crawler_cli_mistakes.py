@@ -9,7 +9,10 @@ from __future__ import absolute_import, division, print_function
 import io
 import json
 import os
+import shutil
 import signal
+import struct
+import subprocess
 
 import pytest
 
@@ -18,8 +21,9 @@ from tinytornado.crawler.demosite import Site
 
 from crawler_sites import UNTHROTTLED_ARGS, Pages, links, robots_txt
 from net_helpers import tls_files
-from test_crawler_cli import (assert_one_line_per_finished_url, child, read_json_lines,
-                              start_crawl, wait_for, waits_for_processes)
+from test_crawler_cli import (PACKAGE_ROOT, assert_one_line_per_finished_url, child,
+                              read_json_lines, start_crawl, wait_for, waits_for_processes)
+from test_crawler_report import CHROMIUM
 
 DEMO = ['--demo', '--demo-pages', '12', '--no-progress'] + UNTHROTTLED_ARGS
 
@@ -290,3 +294,59 @@ def test_the_demo_says_what_it_crawled(tmpdir):
         text = page.read()
     assert '<title>Crawl report: the demo site: 12 generated pages (seed 3)</title>' in text
     assert '<h1>Crawl report: the demo site: 12 generated pages (seed 3)</h1>' in text
+
+
+# -- the README's "check your own site" recipe, and its screenshot -------------------------------
+
+README = os.path.join(PACKAGE_ROOT, 'README.rst')
+SCREENSHOT = os.path.join(PACKAGE_ROOT, 'docs', 'check-my-site.png')
+CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+                  '--no-first-run', '--disable-background-networking',
+                  '--disable-component-update', '--disable-sync', '--hide-scrollbars']
+
+
+def recipe_arguments():
+    """The arguments of the README's one command to check a site."""
+    with io.open(README, encoding='utf-8') as readme:
+        text = readme.read()
+    section = text[text.index('Check your own site'):text.index('Quick start')]
+    commands = [line.split()[1:] for line in section.splitlines()
+                if line.strip().startswith('tinycrawl https://')]
+    assert len(commands) == 1, commands
+    return commands[0]
+
+
+def png_size(path):
+    """(width, height) of the PNG at `path`, read from its IHDR chunk."""
+    with io.open(path, 'rb') as image:
+        head = image.read(24)
+    assert head[:8] == b'\x89PNG\r\n\x1a\n' and head[12:16] == b'IHDR'
+    return struct.unpack('>II', head[16:24])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason='chromium is not installed (apt-get install '
+                    'chromium)')
+@waits_for_processes
+def test_the_readme_recipe_checks_a_site_and_its_report_is_the_screenshot(serve, tmpdir):
+    server, origin = serve(Site(seed=0, pages=30))
+    html = str(tmpdir.join('report.html'))
+    arguments = [origin + '/' if argument == 'https://example.org/' else
+                 html if argument == 'report.html' else argument
+                 for argument in recipe_arguments()]
+    assert arguments[1:] == ['--link-check', '--report', html]
+    status, report, err = yield wait_for(start_crawl(*arguments), timeout=60)
+    assert status == 1, err  # the demo site has broken links
+    assert 'Broken links: 6\n%s/error/0.html 500\n' % origin in report
+    assert '%s/go/loop-a redirect loop\n' % origin in report
+    shot = str(tmpdir.join('report.png'))
+    status, _, err = yield wait_for(subprocess.Popen(
+        [CHROMIUM] + CHROMIUM_FLAGS + ['--user-data-dir=' + str(tmpdir.mkdir('profile')),
+                                       '--window-size=1200,2700', '--screenshot=' + shot,
+                                       'file://' + html],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE), timeout=120)
+    assert status == 0, err
+    assert png_size(shot) == (1200, 2700)
+    assert os.path.getsize(shot) > 20000  # charts and tables, not a blank page
+    if os.environ.get('TINYTORNADO_UPDATE_DOCS') == '1':
+        shutil.copy(shot, SCREENSHOT)
+    assert png_size(SCREENSHOT) == (1200, 2700)  # the picture the README shows

@@ -181,16 +181,16 @@ def main(argv=None):
             raise
         return _stdout_closed()
     text = statistics.report()
-    if args.demo:  # say what was crawled: the numbers above are of a made-up site
-        text += ('This was %s, served on %s by this process (no network used). To check '
-                 'your own site: tinycrawl https://example.org/ --link-check --report '
-                 'report.html\n' % (_demo_title(args), crawler.roots[0]))
     broken = malformed = []
     if args.link_check:  # malformed links and unreadable sitemaps are broken links too
         broken = links.broken_links(crawler.roots)
         malformed = links.malformed + links.sitemap_errors
         text += '\n'.join(broken_link_lines(broken) + malformed_link_lines(links.malformed) +
                           sitemap_error_lines(links.sitemap_errors)) + '\n'
+    if args.demo:  # say what was crawled: the numbers above are of a made-up site
+        text += ('This was %s, served on %s by this process (no network used). To check '
+                 'your own site: tinycrawl https://example.org/ --link-check --report '
+                 'report.html\n' % (_demo_title(args), crawler.roots[0]))
     # Each file is written even when another, or stdout, could not be: the worst wins.
     statuses = [_print_report(parser, text, args.output == STDOUT), _write_files(parser, args, statistics,
                                                           crawler, report)]

@@ -77,10 +77,13 @@ OPTIONS = (
            '(default %(default)s)', cli='--max-tries', metavar='N', journaled=True,
            limits=_AT_LEAST_1),
     Option('strict', True, BOOL, "True: only the roots' exact hosts; False (lenient): their "
-           "registered domains and subdomains too", journaled=True, cli=[
+           "registered domains and subdomains too. Either way every port and scheme of a "
+           "host in scope is in scope: http://example.com/ admits https://example.com:8443/",
+           journaled=True, cli=[
                ('--lenient', False, "also crawl the roots' registered domains and their "
                                     "subdomains"),
-               ('--strict', True, "only crawl the roots' exact hosts (the default)")]),
+               ('--strict', True, "only crawl the roots' exact hosts, on any port and "
+                                  "scheme (the default)")]),
     Option('include', None, REGEXES, 'only crawl URLs matching one', cli='--include',
            metavar='REGEX', journaled=True),
     Option('exclude', None, REGEXES, "don't crawl URLs matching one", cli='--exclude',
@@ -116,7 +119,8 @@ OPTIONS = (
            metavar='SECONDS', limits=_POSITIVE),
     Option('max_body_size', 10 * 1024 * 1024, INT, 'a longer body fails its URL',
            cli='--max-body-size', metavar='BYTES', journaled=True, limits=_AT_LEAST_0),
-    Option('download_non_html', True, BOOL, 'download the bodies that are not HTML',
+    Option('download_non_html', True, BOOL, 'True: download the bodies that are not HTML '
+           'too; False: stop at their headers',
            journaled=True, cli=[('--skip-non-html', False, "don't download bodies that are "
                                                            "not HTML past their headers")]),
     Option('frames', False, BOOL, 'follow <frame> and <iframe> too', cli='--frames',
@@ -288,17 +292,27 @@ def _add_argument(add, option):
 
 
 def markdown_table():
-    """The options as a Markdown table: docs/crawler-options.md's body."""
+    """The options as a Markdown table: docs/crawler-options.md's body. The help of a bool
+    set by flags ends with what each flag does, so that a flag that turns the value off
+    (``--skip-non-html``) does not read as the value's own help."""
     lines = ['| option | flags | type | default | help | journaled | range |',
              '| --- | --- | --- | --- | --- | --- | --- |']
     for option in OPTIONS:
         lines.append('| %s |' % ' | '.join([
             '`%s`' % option.name if option.api else '(command line)',
             _flags_text(option), option.type, _default_text(option),
-            option.help.replace(' (default %(default)s)', '').replace('|', '\\|'),
+            _help_text(option).replace('|', '\\|'),
             'yes' if option.journaled else '',
             ', '.join('%s %s' % limit for limit in option.limits)]))
     return '\n'.join(lines) + '\n'
+
+
+def _help_text(option):
+    text = option.help.replace(' (default %(default)s)', '')
+    if isinstance(option.cli, list):
+        text += ' (%s)' % '; '.join('`%s`: %s' % (flag, flag_help)
+                                    for flag, _, flag_help in option.cli)
+    return text
 
 
 def _flags_text(option):
