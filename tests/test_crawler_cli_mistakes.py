@@ -17,6 +17,8 @@ import subprocess
 import pytest
 
 from tinytornado.crawler.__main__ import EXIT_NO_ROOT, EXIT_USAGE
+from tinytornado import gen
+from tinytornado.crawler.demo import DemoServer
 from tinytornado.crawler.demosite import Site
 
 from crawler_sites import UNTHROTTLED_ARGS, Pages, links, robots_txt
@@ -350,3 +352,53 @@ def test_the_readme_recipe_checks_a_site_and_its_report_is_the_screenshot(serve,
     if os.environ.get('TINYTORNADO_UPDATE_DOCS') == '1':
         shutil.copy(shot, SCREENSHOT)
     assert png_size(SCREENSHOT) == (1200, 2700)  # the picture the README shows
+
+
+# -- --check-external -----------------------------------------------------------------------------
+
+class HeadRefusingServer(DemoServer):
+    """Answers every HEAD with 405, as some servers do; notes it as 'HEAD path'."""
+
+    @gen.coroutine
+    def _answer(self, stream, head):
+        if not head.startswith(b'HEAD '):
+            keep_alive = yield super(HeadRefusingServer, self)._answer(stream, head)
+            raise gen.Return(keep_alive)
+        self.note_request('HEAD ' + head.split(b' ')[1].decode('latin-1'))
+        yield stream.write(b'HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n')
+        raise gen.Return(True)
+
+
+@waits_for_processes
+def test_check_external_fetches_each_out_of_scope_link_once(serve):
+    other_site = Pages({'/fine': 'ok', '/moved': {
+        'status': 301, 'headers': [('Location', '/gone')]}})
+    other, other_origin = serve(other_site)
+    other_origin = other_origin.replace('127.0.0.1', 'localhost')  # another host
+    outside = [other_origin + path for path in ('/fine', '/missing', '/moved')]
+    server, origin = serve(Pages({'/': links('/a', *outside), '/a': links('/', outside[1])}))
+    status, report, err = yield wait_for(start_crawl(origin + '/', '--check-external'))
+    assert status == 1, err
+    section = report[report.index('External links: '):].splitlines()
+    assert section == [
+        'External links: 3 checked, 2 broken',
+        '%s/missing 404' % other_origin,
+        '    linked from %s/' % origin,
+        '    linked from %s/a' % origin,
+        '%s/moved 404' % other_origin,
+        '    linked from %s/' % origin]
+    # Each once (a HEAD), and the redirect followed; the site is not crawled.
+    assert sorted(other.requests) == ['/fine', '/gone', '/missing', '/moved']
+    # Without the option, no request leaves the scope.
+    del other.requests[:]
+    status, report, err = yield wait_for(start_crawl(origin + '/', '--link-check'))
+    assert status == 0, err
+    assert other.requests == [] and 'External links' not in report
+    # A server refusing HEAD is asked again with a GET.
+    refusing, refusing_origin = serve(other_site, server_class=HeadRefusingServer)
+    refusing_origin = refusing_origin.replace('127.0.0.1', 'localhost')
+    server.site.pages['/'] = links(refusing_origin + '/fine', refusing_origin + '/missing')
+    status, report, err = yield wait_for(start_crawl(origin + '/', '--check-external'))
+    assert status == 1, err
+    assert 'External links: 2 checked, 1 broken\n%s/missing 404\n' % refusing_origin in report
+    assert sorted(refusing.requests) == ['/fine', '/missing', 'HEAD /fine', 'HEAD /missing']

@@ -29,6 +29,7 @@ import sqlite3
 import sys
 
 from tinytornado import gen, httputil
+from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
 
 from .collect import run_view, shared_mistake
@@ -36,6 +37,7 @@ from .demo import start_demo_server
 from .demosite import Site
 from .crawloptions import OPTIONS, add_arguments
 from .engine import Crawler
+from .external import ExternalLinks, check_external, external_link_lines
 from .journal import Journal, contradictions
 from .linkcheck import (LinkChecker, broken_link_lines, malformed_link_lines,
                         sitemap_error_lines)
@@ -146,11 +148,13 @@ def main(argv=None):
             args.report) else None
     try:
         root_answers = RootAnswers()
+        external = ExternalLinks() if args.check_external else None
         crawler = Crawler(args.roots or roots,
                           outputs=_observers(args, root_answers, links, report),
                           on_links=links.add_links if links is not None else None,
                           on_malformed_links=(links.add_malformed_links if args.link_check
                                               else None),
+                          on_external_links=external.add_links if external else None,
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
@@ -181,12 +185,16 @@ def main(argv=None):
             raise
         return _stdout_closed()
     text = statistics.report()
-    broken = malformed = []
-    if args.link_check:  # malformed links and unreadable sitemaps are broken links too
+    broken = problems = []  # problems: broken links too (malformed, sitemaps, external)
+    if args.link_check:
         broken = links.broken_links(crawler.roots)
-        malformed = links.malformed + links.sitemap_errors
+        problems = links.malformed + links.sitemap_errors
         text += '\n'.join(broken_link_lines(broken) + malformed_link_lines(links.malformed) +
                           sitemap_error_lines(links.sitemap_errors)) + '\n'
+    if external is not None and not statistics.interrupted:
+        broken_external = _check_external(args, external)
+        problems = problems + broken_external
+        text += '\n'.join(external_link_lines(broken_external, len(external.referrers))) + '\n'
     if args.demo:  # say what was crawled: the numbers above are of a made-up site
         text += ('This was %s, served on %s by this process (no network used). To check '
                  'your own site: tinycrawl https://example.org/ --link-check --report '
@@ -197,7 +205,20 @@ def main(argv=None):
     failed = [status for status in statuses if status is not None]
     if failed:
         return max(failed)
-    return _exit_status(parser, statistics, root_answers, broken or malformed)
+    return _exit_status(parser, statistics, root_answers, broken or problems)
+
+
+def _check_external(args, external):
+    """The broken ones (ExternalLinks) among the crawl's links out of scope."""
+    client = AsyncHTTPClient(force_instance=True, max_clients=args.max_tasks)
+    try:
+        return IOLoop.current().run_sync(lambda: check_external(
+            external, client, 1.0 if args.delay is None else args.delay, args.max_tasks,
+            user_agent=args.user_agent, connect_timeout=args.connect_timeout,
+            request_timeout=args.request_timeout, max_redirects=args.max_redirect,
+            validate_cert=not args.insecure, ca_certs=args.ca_file))
+    finally:
+        client.close()
 
 
 def _is_broken_pipe(error):

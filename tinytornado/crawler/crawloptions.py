@@ -176,6 +176,12 @@ OPTIONS = (
     Option('insecure', False, BOOL, "don't verify the sites' TLS certificates (a self-signed "
            'test site); without it a certificate that fails is final for its URL, not '
            'retried', cli='--insecure'),
+    Option('check_external', False, BOOL, 'once the crawl is over, check each link out of '
+           'scope once (HEAD, or GET where HEAD is refused; one request at a time per host, '
+           '--delay or 1 s apart) and list the broken ones with their referrers; exit 1 if '
+           'there is one. Off by default, with --link-check too, as LinkChecker\'s '
+           '--check-extern: it sends requests to sites that are not yours',
+           cli='--check-external', api=False),
     Option('ca_file', None, FILE, 'trust the certificate authorities in this PEM file '
            "instead of the system's", cli='--ca-file', metavar='FILE.pem',
            file_access=os.R_OK),
@@ -193,6 +199,8 @@ OPTIONS = (
     Option('on_links', None, OBJECT, 'called with (url, its links the crawl takes) per page'),
     Option('on_malformed_links', None, OBJECT, 'called with (url, its hrefs that are no URL, '
            'as `links.MalformedLink`s) per page with some'),
+    Option('on_external_links', None, OBJECT, 'called with (url, the http(s) URLs out of '
+           'scope it links to) per page with some'),
     Option('outputs', (), OBJECT, 'more outputs (`outputs.Output`), told of each URL after '
            'the crawl\'s own'),
     Option('http_client', None, OBJECT, "an AsyncHTTPClient (default: one of the crawl's "

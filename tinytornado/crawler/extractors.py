@@ -41,11 +41,14 @@ class Admission(object):
         on_links: called with (url, the URLs it names that the crawl took), or None.
         on_malformed_links: called with (url, its `links.MalformedLink`s) for a page
             with some, or None.
+        on_external_links: called with (url, the URLs out of scope it links to) for a
+            page with some, or None.
     """
 
     def __init__(self, seen_urls, scope, admit, max_redirect, on_links,
-                 on_malformed_links=None):
+                 on_malformed_links=None, on_external_links=None):
         self.on_malformed_links = on_malformed_links
+        self.on_external_links = on_external_links
         self.seen_urls = seen_urls
         self.scope = scope
         self.admit = admit
@@ -152,6 +155,12 @@ class HtmlLinks(object):
                 if link not in seen_urls and allows(link):
                     admit(link, depth, max_redirect, new_items)
         self.admission.report_links(item.url, links)
+        on_external = self.admission.on_external_links
+        if on_external is not None:
+            allows = self.admission.scope.allows
+            external = [link for link in links if not allows(link)]
+            if external:
+                on_external(item.url, external)
         return Extraction(None, encoding, fetched.exception, len(links))
 
 
