@@ -349,6 +349,10 @@ def test_index_nesting_and_the_number_of_sitemaps_are_bounded(serve, monkeypatch
     assert found == {'/', '/robots.txt', '/sitemap.xml', '/u0.xml', '/p0', '/i1.xml',
                      '/u1.xml', '/p1', '/i2.xml', '/u2.xml', '/p2', '/i3.xml'}
     assert by_url(statistics)[origin + '/i3.xml'].num_urls == 3
+    # What is left out is counted, and said.
+    assert by_url(statistics)[origin + '/i3.xml'].exception == (
+        'SitemapTooDeep: its 3 sitemaps are left out (indexes are read 3 levels down)')
+    assert statistics.counters['fail_SitemapTooDeep'] == 1
     monkeypatch.setattr(extractors, 'MAX_SITEMAPS', 2)  # besides robots.txt and /sitemap.xml
     statistics = yield crawl([origin + '/'], sitemaps=True)
     assert paths(statistics, origin) == {'/', '/robots.txt', '/sitemap.xml', '/u0.xml',

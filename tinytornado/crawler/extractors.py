@@ -16,7 +16,7 @@ from .fetch import describe_exception
 from .links import (content_type_charset, decode_html, extract_links,
                     extract_links_and_malformed, is_html_content_type)
 from .sitemaps import (MAX_SITEMAPS, SitemapError, is_sitemap_depth, read_sitemap,
-                       sitemap_entries)
+                       sitemap_entries, too_deep)
 from .urls import url_host, urljoin
 
 __all__ = ['Extraction', 'Admission', 'Extractors', 'RedirectTarget', 'SitemapEntries',
@@ -112,7 +112,8 @@ class SitemapEntries(object):
             if url not in admission.seen_urls and self._allowed(url, depth):
                 admission.admit(url, depth, admission.max_redirect, new_items)
         admission.report_links(item.url, [url for url, _ in entries])
-        return Extraction(None, None, None, len(sitemap.pages) + len(sitemap.sitemaps))
+        return Extraction(None, None, too_deep(item.depth, sitemap),
+                          len(sitemap.pages) + len(sitemap.sitemaps))
 
     def _allowed(self, url, depth):
         if not is_sitemap_depth(depth):

@@ -8,7 +8,8 @@ negative depth, which redirects and the journal keep like any depth:
 - ``ROBOTS_DEPTH`` (-1): a robots.txt, read only for its ``Sitemap:`` lines;
 - ``SITEMAP_DEPTH`` (-2): ``/sitemap.xml`` and the sitemaps robots.txt lists;
 - one less for each sitemap index level below, down to ``DEEPEST_SITEMAP_DEPTH``: an index
-  deeper than that has its sitemaps ignored (counted in its ``num_urls``, not queued).
+  deeper than that has its sitemaps ignored (counted in its ``num_urls``, not queued), and
+  says so in its statistic's exception (``SitemapTooDeep``, which the report counts).
 
 A sitemap's pages are queued at depth 0, as roots, so ``max_depth`` counts links from them.
 
@@ -30,7 +31,7 @@ from .robots import RobotsRules, robots_url
 from .urls import urljoin
 
 __all__ = ['Sitemap', 'SitemapError', 'parse_sitemap', 'read_sitemap', 'sitemap_sources',
-           'sitemap_entries', 'is_sitemap_depth', 'ROBOTS_DEPTH', 'SITEMAP_DEPTH',
+           'sitemap_entries', 'too_deep', 'is_sitemap_depth', 'ROBOTS_DEPTH', 'SITEMAP_DEPTH',
            'DEEPEST_SITEMAP_DEPTH', 'MAX_SITEMAP_SIZE', 'MAX_SITEMAPS']
 
 ROBOTS_DEPTH = -1
@@ -97,6 +98,15 @@ def sitemap_entries(url, depth, sitemap):
     if depth - 1 >= DEEPEST_SITEMAP_DEPTH:
         entries.extend((child, depth - 1) for child in _resolve_all(url, sitemap.sitemaps))
     return entries
+
+
+def too_deep(depth, sitemap):
+    """The exception text of a sitemap read at `depth` whose child sitemaps are too deep to
+    queue (so that they are counted as left out), or None."""
+    if depth - 1 >= DEEPEST_SITEMAP_DEPTH or not sitemap.sitemaps:
+        return None
+    return 'SitemapTooDeep: its %d sitemaps are left out (indexes are read %d levels down)' % (
+        len(sitemap.sitemaps), MAX_INDEX_LEVELS)
 
 
 def _resolve_all(base, locs):
