@@ -192,16 +192,22 @@ def main(argv=None):
         text += '\n'.join(broken_link_lines(broken) + malformed_link_lines(links.malformed) +
                           sitemap_error_lines(links.sitemap_errors)) + '\n'
     if external is not None and not statistics.interrupted:
-        broken_external = _check_external(args, external)
-        problems = problems + broken_external
-        text += '\n'.join(external_link_lines(broken_external, len(external.referrers))) + '\n'
+        try:
+            broken_external = _check_external(args, external)
+        except KeyboardInterrupt:  # Ctrl-C: what the crawl found is still reported
+            statistics.interrupted = True
+            text += 'External links: the check was interrupted\n'
+        else:
+            problems = problems + broken_external
+            text += '\n'.join(external_link_lines(broken_external,
+                                                  len(external.referrers))) + '\n'
     if args.demo:  # say what was crawled: the numbers above are of a made-up site
         text += ('This was %s, served on %s by this process (no network used). To check '
                  'your own site: tinycrawl https://example.org/ --link-check --report '
                  'report.html\n' % (_demo_title(args), crawler.roots[0]))
     # Each file is written even when another, or stdout, could not be: the worst wins.
-    statuses = [_print_report(parser, text, args.output == STDOUT), _write_files(parser, args, statistics,
-                                                          crawler, report)]
+    statuses = [_print_report(parser, text, args.output == STDOUT),
+                _write_files(parser, args, statistics, crawler, report)]
     failed = [status for status in statuses if status is not None]
     if failed:
         return max(failed)

@@ -15,11 +15,12 @@ A sitemap's pages are queued at depth 0, as roots, so ``max_depth`` counts links
 
 A body is a urlset or a sitemapindex, in XML, or a text sitemap (one URL a line, UTF-8, as
 sitemaps.org allows; told by its first character not being '<'), whole or gzip-compressed
-(told by its magic bytes, whatever the URL or Content-Type says). Parsing is streamed through expat, with the
-decompressed size capped (``MAX_SITEMAP_SIZE``, the protocol's own limit) against gzip bombs,
-and a document type declaration refused outright: with no DTD there can be no entity to
-expand, internal (billion laughs) or external (local files, requests). Elements count in the
-sitemap namespace or in none, so an ``<image:loc>`` is not taken for a page.
+(told by its magic bytes, whatever the URL or Content-Type says). Parsing is streamed
+through expat, with the decompressed size capped (``MAX_SITEMAP_SIZE``, the protocol's own
+limit) against gzip bombs, and a document type declaration refused outright: with no DTD
+there can be no entity to expand, internal (billion laughs) or external (local files,
+requests). Elements count in the sitemap namespace or in none, so an ``<image:loc>`` is not
+taken for a page.
 """
 from __future__ import absolute_import, division, print_function
 

@@ -15,8 +15,8 @@ import re
 from .crawloptions import FILE_OPTIONS, NUMBER_LIMITS, limit_mistake
 from .urls import normalize_url
 
-__all__ = ['UsageError', 'check_arguments', 'check_combinations', 'option_name', 'option_names', 'FILE_OPTIONS',
-           'NUMBER_LIMITS', 'STDOUT']
+__all__ = ['UsageError', 'check_arguments', 'check_combinations', 'option_name',
+           'option_names', 'FILE_OPTIONS', 'NUMBER_LIMITS', 'STDOUT']
 
 STDOUT = '-'  # --output's name for standard output
 
