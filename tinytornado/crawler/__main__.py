@@ -1,19 +1,24 @@
-"""The crawler's command line: ``python -m tinytornado.crawler URL... [options]`` (or ``tinycrawl``).
+"""The crawler's command line: ``python -m tinytornado.crawler URL...`` (or ``tinycrawl``).
 
 ``--demo`` (the default when no URL is given) serves a generated site on 127.0.0.1 from the
 same loop and crawls it, so the command works on a machine with no network. The text
-report goes to stdout, a progress line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
+report goes to stdout (to stderr with ``--output -``, whose lines take stdout), a progress
+line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
 still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``,
 after a kill too: the ``--output`` of a resumed crawl is first mended from the journal
 (`output.open_output`), so that it ends with one line per finished URL. ``--resume`` takes
 the URLs and options that shape the crawl from the journal (a demo crawl's site and port
-too, where its demo server is started again), and refuses options that contradict them.
+too, where its demo server is started again), and refuses options that contradict them;
+it writes to the files the crawl wrote unless given others (`JOURNALED_FILES`).
 ``--redis URL --crawl-id NAME`` shares the crawl through Redis: the first process starts
 it with its URLs and options, others join it (no URL needed), taking them the same way.
 
-A user's mistake (a bad number, regex, root URL or file option) is one line on stderr and
-exit status 2, before the demo server starts or any request is made (`usage`); the exit
-status tells the crawl's outcome (`EXIT_STATUSES`, shown by ``--help``).
+A user's mistake (a bad number, regex, root URL or file option, options that contradict
+each other) is one line on stderr and exit status 2, before the demo server starts or any
+request is made (`usage`); so is a file, or stdout, that cannot be written later (a full
+disk), after which the other files are still written. The exit status tells the crawl's
+outcome (`EXIT_STATUSES`, shown by ``--help``); roots that all answered an error status
+are exit 3, as if none answered, with each root's status on stderr.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -55,7 +60,7 @@ from .workstore import crawl_meta
 __all__ = ['main', 'build_parser', 'EXIT_BROKEN_LINKS', 'EXIT_USAGE', 'EXIT_NO_ROOT',
            'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
 
-EXIT_BROKEN_LINKS = 1  # --link-check found a broken in-scope link
+EXIT_BROKEN_LINKS = 1  # --link-check (or --check-external) found a broken link
 EXIT_USAGE = 2  # argparse's own status for a mistake on the command line
 EXIT_NO_ROOT = 3  # the crawl ended and not one URL got a response
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
@@ -67,7 +72,8 @@ JOURNALED_FILES = ('output', 'warc', 'summary', 'report')
 EXIT_STATUSES = """\
 exit statuses:
   0    the crawl ended normally
-  1    --link-check found a broken link in scope
+  1    --link-check found a broken link in scope (a malformed one, a sitemap
+       that could not be read), or --check-external a broken one out of scope
   2    a mistake on the command line (nothing was fetched), or a file option
        (or stdout) that could not be written
   3    no root URL could be fetched at all, or each answered an error
