@@ -351,12 +351,13 @@ def _exit_status(parser, statistics, root_answers, broken_links):
         if statistics.urls > len(statistics.unanswered):
             sys.stderr.write('  and %d more\n' % (statistics.urls - len(statistics.unanswered)))
         return EXIT_NO_ROOT
-    if root_answers.failed and not root_answers.answered:  # 404, 500: no site to crawl
+    failed = sorted(root_answers.failed, key=lambda statistic: statistic.url)  # as finished
+    if failed and not root_answers.answered:  # 404, 500: no site to crawl
         _say(parser, 'no root could be crawled:')
-        for statistic in root_answers.failed:
+        for statistic in failed:
             sys.stderr.write('  %s: %s\n' % (statistic.url, _root_failure(statistic)))
         return EXIT_NO_ROOT
-    for statistic in root_answers.failed:  # the other roots were crawled
+    for statistic in failed:  # the other roots were crawled
         _say(parser, 'warning: the root %s %s' % (statistic.url, _root_failure(statistic)))
     return EXIT_BROKEN_LINKS if broken_links else 0
 
