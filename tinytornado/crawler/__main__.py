@@ -166,7 +166,6 @@ def main(argv=None):
         # --state holds a crawl, and no --resume) must not empty the output.
         output = _open_output(args)
         if output is not None:  # the first output after the journal
-            # the first output after the journal
             crawler.outputs.insert(0, JsonLinesOutput(output, 'standard output' if (
                 args.output == STDOUT) else '--output ' + args.output))
         _journal_command_line(crawler, args)
@@ -190,12 +189,25 @@ def main(argv=None):
         if not _is_broken_pipe(e):
             raise
         return _stdout_closed()
+    text, broken = _report_text(args, statistics, crawler, links, external)
+    # Each file is written even when another, or stdout, could not be: the worst wins.
+    statuses = [_print_report(parser, text, args.output == STDOUT),
+                _write_files(parser, args, statistics, crawler, report)]
+    failed = [status for status in statuses if status is not None]
+    if failed:
+        return max(failed)
+    return _exit_status(parser, statistics, root_answers, broken)
+
+
+def _report_text(args, statistics, crawler, links, external):
+    """(the text report, the broken links it lists: in scope, malformed, unreadable
+    sitemaps, out of scope). The check of the links out of scope runs here."""
     text = statistics.report()
-    broken = problems = []  # problems: broken links too (malformed, sitemaps, external)
+    broken = []
     if args.link_check:
-        broken = links.broken_links(crawler.roots)
-        problems = links.malformed + links.sitemap_errors
-        text += '\n'.join(broken_link_lines(broken) + malformed_link_lines(links.malformed) +
+        in_scope = links.broken_links(crawler.roots)
+        broken = in_scope + links.malformed + links.sitemap_errors
+        text += '\n'.join(broken_link_lines(in_scope) + malformed_link_lines(links.malformed) +
                           sitemap_error_lines(links.sitemap_errors)) + '\n'
     if external is not None and not statistics.interrupted:
         try:
@@ -204,20 +216,14 @@ def main(argv=None):
             statistics.interrupted = True
             text += 'External links: the check was interrupted\n'
         else:
-            problems = problems + broken_external
+            broken += broken_external
             text += '\n'.join(external_link_lines(broken_external,
                                                   len(external.referrers))) + '\n'
     if args.demo:  # say what was crawled: the numbers above are of a made-up site
         text += ('This was %s, served on %s by this process (no network used). To check '
                  'your own site: tinycrawl https://example.org/ --link-check --report '
                  'report.html\n' % (_demo_title(args), crawler.roots[0]))
-    # Each file is written even when another, or stdout, could not be: the worst wins.
-    statuses = [_print_report(parser, text, args.output == STDOUT),
-                _write_files(parser, args, statistics, crawler, report)]
-    failed = [status for status in statuses if status is not None]
-    if failed:
-        return max(failed)
-    return _exit_status(parser, statistics, root_answers, broken or problems)
+    return text, broken
 
 
 def _check_external(args, external):
