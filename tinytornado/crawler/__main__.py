@@ -37,7 +37,7 @@ from .demosite import Site
 from .crawloptions import OPTIONS, add_arguments
 from .engine import Crawler
 from .journal import Journal, contradictions
-from .linkcheck import LinkChecker, broken_link_lines
+from .linkcheck import LinkChecker, broken_link_lines, unchecked_link_lines
 from .output import open_output
 from .outputs import CallbackOutput, JsonLinesOutput
 from .redisclient import ConnectionError as RedisConnectionError, RedisClient
@@ -123,6 +123,8 @@ def main(argv=None):
         return _run_shared(parser, args, sys.argv[1:] if argv is None else argv)
     if not args.roots and not args.resume:
         args.demo = True  # A first run with no URL works offline.
+    if args.demo and not args.resume and not _given(parser, argv, 'max_rate'):
+        args.max_rate = 0.0  # the demo site is ours, on loopback: shown at full speed
 
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format='%(levelname)s %(name)s: %(message)s')
@@ -148,6 +150,8 @@ def main(argv=None):
         if server is not None:
             IOLoop.current().run_sync(server.close)  # _usage_error exits, in tests too.
         _usage_error(parser, _refusal_message(e, args))
+    if not (args.quiet or args.no_progress):
+        _say(parser, crawler.policy.describe())
     try:
         # The progress line counts a queue of this process: a shared one has none here.
         statistics = _run(crawler, server, not args.no_progress and not args.redis and
@@ -156,7 +160,8 @@ def main(argv=None):
         broken = []
         if args.link_check:
             broken = links.broken_links(crawler.roots)
-            sys.stdout.write('\n'.join(broken_link_lines(broken)) + '\n')
+            sys.stdout.write('\n'.join(broken_link_lines(broken) +
+                                        unchecked_link_lines(links.unchecked)) + '\n')
     except IOError as e:
         if e.errno != errno.EPIPE:
             raise
@@ -287,6 +292,13 @@ def _take_stored_args(parser, argv, args, stored, flag, whose):
     for name, value in stored.items():
         if hasattr(args, name):  # the others are the Crawler's own to take back
             setattr(args, name, value)
+
+
+def _given(parser, argv, name):
+    """True if option `name` is on the command line `argv` (None: sys.argv's)."""
+    given = argparse.Namespace(**dict.fromkeys(vars(parser.parse_args(argv))))
+    parser.parse_args(argv, given)
+    return getattr(given, name) is not None
 
 
 def _option_text(parser, name, value):

@@ -6,7 +6,9 @@ broken when its URL ends, after the redirects it leads through, in a 4xx or 5xx 
 an error (no response, refused connection, a given-up host...), in a redirect loop, or
 beyond ``max_redirect`` redirects. A URL robots.txt kept the crawl from fetching, or one the
 crawl never reached (out of scope, ``--max-pages``, an interrupted crawl), is not broken:
-nothing is known about it.
+nothing is known about it. Nor is a URL left unchecked because its host was given up (it
+kept failing as a whole: refused connections, timeouts): it is listed apart, with the
+reason (`unchecked`).
 
 Memory, bounded per URL: a URL found not broken costs one dict entry (its referrers are dropped
 then, and later sightings ignored); any other keeps its first `max_referrers` referrers
@@ -17,9 +19,10 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 
-from .stats import ROBOTS_DISALLOWED
+from .stats import ROBOTS_DISALLOWED, is_unchecked
 
-__all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines']
+__all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines',
+           'unchecked_link_lines']
 
 MAX_REFERRERS = 10  # referrers kept per URL; the others are only counted
 
@@ -59,6 +62,7 @@ class LinkChecker(object):
         self.referrers = {}  # url -> _Referrers, or _NOT_BROKEN
         self.redirects = collections.OrderedDict()  # url -> (status, next_url)
         self.failures = {}  # url -> its outcome, for URLs that broke themselves
+        self.unchecked = {}  # url -> why it was never tried (its host was given up)
 
     def add_links(self, url, links):
         """Note that page `url` links to each of `links` (the Crawler's ``on_links``)."""
@@ -78,6 +82,8 @@ class LinkChecker(object):
         url = statistic.url
         if statistic.next_url and statistic.status is not None:
             self.redirects[url] = (statistic.status, statistic.next_url)
+        elif is_unchecked(statistic):
+            self.unchecked[url] = statistic.exception
         elif _is_failure(statistic):
             self.failures[url] = _outcome(statistic)
         else:
@@ -139,6 +145,16 @@ def _is_failure(statistic):
 
 def _outcome(statistic):
     return str(statistic.status) if statistic.status is not None else statistic.exception
+
+
+def unchecked_link_lines(unchecked):
+    """The text lines listing `unchecked` ({url: reason}) for the terminal; none if
+    every URL was checked."""
+    if not unchecked:
+        return []
+    lines = ['Unchecked links (their host was given up): %d' % len(unchecked)]
+    lines.extend('%s %s' % (url, unchecked[url]) for url in sorted(unchecked))
+    return lines
 
 
 def broken_link_lines(broken):
