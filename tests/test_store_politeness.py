@@ -16,6 +16,7 @@ running the tests may be loaded.
 """
 from __future__ import absolute_import, division, print_function
 
+import io
 import json
 import socket
 
@@ -224,9 +225,10 @@ def test_link_check_and_summary_list_the_unchecked(serve, refusing_origin, tmpdi
     monkeypatch.setitem(DEFAULT_OPTIONS, 'backoff', 0.01)
     server, origin = serve(numbered_site(2))
     refused = [refusing_origin + '/r%d' % n for n in range(5)]
-    summary = str(tmpdir.join('summary.json'))
+    summary, report = str(tmpdir.join('summary.json')), str(tmpdir.join('report.html'))
     status = main([origin + '/'] + refused + [
-        '--link-check', '--summary', summary, '--no-robots', '--max-rate', '0',
+        '--link-check', '--summary', summary, '--report', report, '--no-robots',
+        '--max-rate', '0',
         '--max-tasks', '1', '--max-per-host', '1'])
     captured = capsys.readouterr()
     assert status == 1  # the URLs tried and refused are broken
@@ -242,6 +244,11 @@ def test_link_check_and_summary_list_the_unchecked(serve, refusing_origin, tmpdi
         written = json.load(f)
     assert written['unchecked']['urls'] == len(listed)
     assert list(written['unchecked']['hosts']) == [refusing_origin.split('//')[1]]
+    with io.open(report, encoding='utf-8') as f:
+        html = f.read()
+    unchecked_section = html[html.index('Unchecked links'):]
+    assert all(line.split()[0] in unchecked_section for line in listed)
+    assert 'HostGivenUp' not in html[html.index('Broken links'):html.index('Unchecked links')]
 
 
 def test_the_politeness_in_force_is_printed_at_the_start(serve, capsys):
