@@ -25,8 +25,13 @@ def _crawler_class():
 @gen.coroutine
 def crawl(root_url, workers):
     """Crawl every page under `root_url`; [count, digest] of the URLs fetched."""
-    crawler = _crawler_class()([root_url], max_tasks=workers, obey_robots=False,
-                               max_per_host=workers, delay=0.0)
+    options = dict(max_tasks=workers, obey_robots=False, max_per_host=workers, delay=0.0,
+                   max_rate=0.0)
+    try:
+        crawler = _crawler_class()([root_url], **options)
+    except TypeError:  # a version before the rate ceiling, which has none to lift
+        del options['max_rate']
+        crawler = _crawler_class()([root_url], **options)
     yield crawler.crawl()
     failures = [s for s in crawler.done if s.exception]
     if failures:  # recorded and skipped by the crawler; here they make the run invalid

@@ -6,7 +6,7 @@ against one plain process (no Redis), on the same generated site.
 The site is W6's (crawl_site.py: the seeded demo site, plain links), served by nginx
 (apt-get install -y nginx) in a process of its own; Redis is a fresh redis-server without
 persistence (tests/redis_server.py starts it). Each run is ``tinycrawl ROOT --no-robots
---delay 0 --max-per-host 1000 --max-tasks T`` in new processes: the plain one alone, the
+--delay 0 --max-per-host 1000 --max-rate 0 --max-tasks T`` in new processes: the plain one alone, the
 others with ``--redis URL --crawl-id NAME --workers N`` (a new crawl name per run). A run's
 rate is the URLs its --summary files count, which must be the site's whole crawl, divided
 by the wall time from starting the command to its exit, Python's start-up included (the
@@ -39,7 +39,8 @@ MODES = [('plain', 0), ('1 worker', 1), ('2 workers', 2), ('4 workers', 4)]
 
 def crawl_command(root_url, workers, max_tasks, redis_url, crawl_id, summary):
     command = [sys.executable, '-m', 'tinytornado.crawler', root_url, '--no-robots',
-               '--delay', '0', '--max-per-host', '1000', '--max-tasks', str(max_tasks),
+               '--delay', '0', '--max-per-host', '1000', '--max-rate', '0',
+               '--max-tasks', str(max_tasks),
                '--summary', summary, '--no-progress', '-q']
     if workers:
         command += ['--redis', redis_url, '--crawl-id', crawl_id, '--workers', str(workers)]

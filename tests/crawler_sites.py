@@ -18,11 +18,12 @@ __all__ = ['Pages', 'FlakyServer', 'serve', 'by_url', 'links', 'robots_txt', 're
 
 HTML = 'text/html; charset=utf-8'
 
-# The crawl as it was before the polite defaults (2 requests per host, an adapted delay):
+# The crawl as it was before the polite defaults (2 requests per host, an adapted delay,
+# a rate ceiling):
 # for the tests of other things, whose workload must stay what it was.
-UNTHROTTLED = {'delay': 0.0, 'max_per_host': None}
+UNTHROTTLED = {'delay': 0.0, 'max_per_host': None, 'max_rate': 0.0}
 # The same on the command line: a per-host cap above any test's --max-tasks is none.
-UNTHROTTLED_ARGS = ['--delay', '0', '--max-per-host', '1000']
+UNTHROTTLED_ARGS = ['--delay', '0', '--max-per-host', '1000', '--max-rate', '0']
 
 
 def unthrottled(options):

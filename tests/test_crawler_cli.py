@@ -282,7 +282,9 @@ def test_progress_line_on_a_terminal(serve):
 def test_no_progress_line_when_not_a_terminal(serve):
     server, origin = serve(Site(seed=0, pages=10))
     status, report, errors = yield wait_for(start_crawl(origin + '/'))
-    assert (status, errors) == (0, '')
+    # Only the politeness in force, the first line of every crawl.
+    assert status == 0 and errors.startswith('tinycrawl: politeness: ')
+    assert len(errors.splitlines()) == 1
     assert report.startswith('Finished ')
 
 

@@ -182,7 +182,8 @@ def test_no_root_answers_exit_3_with_the_cause(refusing_port):
     status, report, errors = yield wait_for(start_crawl(root, '--max-tries', '1'))
     assert status == EXIT_NO_ROOT
     assert report.startswith('Finished 1 urls in ')
-    assert errors.splitlines() == [
+    assert errors.splitlines()[0].startswith('tinycrawl: politeness: at most 1000 requests ')
+    assert errors.splitlines()[1:] == [
         'tinycrawl: no root could be fetched:',
         '  %s: connection refused to 127.0.0.1:%d, reading its robots.txt; tries: 1' % (
             root, refusing_port)]
@@ -199,7 +200,8 @@ def test_each_root_gets_its_cause(serve, refusing_port, capsys):
         ' tries: 1' % origin,
         '  %s: connection refused to 127.0.0.1:%d, reading its robots.txt; tries: 1' % (
             roots[1], refusing_port)])
-    assert main([roots[1], '--no-robots', '--max-tries', '1'] + UNTHROTTLED_ARGS) == EXIT_NO_ROOT
+    assert main([roots[1], '--no-robots', '--max-tries', '1', '--no-progress'] +
+                UNTHROTTLED_ARGS) == EXIT_NO_ROOT
     assert capsys.readouterr().err.splitlines()[1] == (
         '  %s: connection refused to 127.0.0.1:%d; tries: 1' % (roots[1], refusing_port))
 
@@ -357,6 +359,8 @@ def test_a_crawl_on_a_narrow_terminal(serve, terminal):
                     stderr=stream)
     status, _, _ = yield wait_for(process)
     assert status == 0
-    pieces = read().split('\r')
+    politeness, _, progress = read().partition('\n')  # the politeness in force, first
+    assert politeness.startswith('tinycrawl: politeness: ')
+    pieces = progress.split('\r')
     assert any(re.match(r'\d+ done \d+ queued ', piece) for piece in pieces)
     assert max(len(piece) for piece in pieces) < 40

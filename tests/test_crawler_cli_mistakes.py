@@ -49,6 +49,13 @@ def one_line(err):
     return lines[0][len('tinycrawl: error: '):]
 
 
+
+def after_politeness(err):
+    """stderr after its first line, the politeness in force, which every crawl prints."""
+    politeness, _, rest = err.partition('\n')
+    assert politeness.startswith('tinycrawl: politeness: '), err
+    return rest
+
 # -- 2. a resume with nothing to resume ----------------------------------------------------
 
 def test_a_resume_of_a_missing_state_is_refused_and_makes_no_file(tmpdir):
@@ -196,7 +203,7 @@ def test_roots_answering_errors_exit_3_and_say_so(serve):
                                                      '--max-tries', '1'))
     assert status == EXIT_NO_ROOT, err
     assert 'Finished 2 urls' in report
-    assert err.splitlines() == [
+    assert after_politeness(err).splitlines() == [
         'tinycrawl: no root could be crawled:',
         '  %s/: answered 404 Not Found' % origin,
         '  %s/500: answered 500 Internal Server Error' % origin]
@@ -204,7 +211,7 @@ def test_roots_answering_errors_exit_3_and_say_so(serve):
     status, report, err = yield wait_for(start_crawl(origin + '/ok', origin + '/500',
                                                      '--max-tries', '1'))
     assert status == 0, err
-    assert err.splitlines() == [
+    assert after_politeness(err).splitlines() == [
         'tinycrawl: warning: the root %s/500 answered 500 Internal Server Error' % origin]
 
 
@@ -219,7 +226,7 @@ def test_a_certificate_failure_is_final_and_ca_file_or_insecure_fix_it(serve):
     status, report, err = yield wait_for(start_crawl(root))
     assert status == EXIT_NO_ROOT, err
     # The client's log says it too, once (the line after is the crawl's).
-    lines = [line for line in err.splitlines()
+    lines = [line for line in after_politeness(err).splitlines()
              if not line.startswith('WARNING tornado.general: TLS handshake failed')]
     assert lines[0] == 'tinycrawl: no root could be fetched:'
     assert lines[1].startswith('  %s: ' % root) and lines[1].endswith('; tries: 1'), err

@@ -24,6 +24,16 @@ the suite fails while this file and the table differ. "(command line)" marks an 
 `tinycrawl` alone; the others are keywords of `Crawler` too. A journaled option is kept in
 the `--state` journal: a resume takes it back and refuses a value that contradicts it.
 
+Politeness, the same in one process and over Redis: at most `max_per_host` requests in
+flight to a host; between two requests to it a delay (fixed `delay`, robots.txt's
+Crawl-delay, or adapted to its latency); and, whatever the delay, at most `max_rate`
+requests per second to it. The ceiling's default, 5 per second (one request every 200 ms),
+is the middle of what site owners expect of a crawler (roughly 1-10 per second): below
+the limits most rate limiters put on one client, so a crawl is not answered 429s and
+banned, while a site of 1,000 pages still takes minutes, not hours, as the 1-5 s delays of
+Heritrix and Nutch would make it. The demo site (ours, on loopback) is crawled without it,
+and `--max-rate 0` lifts it for a site of your own.
+
 """
 
 

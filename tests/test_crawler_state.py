@@ -18,7 +18,9 @@ from tinytornado.crawler.journal import Journal
 from tinytornado.crawler.politeness import HostHealth
 from tinytornado.crawler.stats import CrawlStatistics, FetchStatistic
 
-from crawler_sites import UNTHROTTLED, Pages, by_url, links, request_log, unthrottled
+from crawler_sites import (
+    UNTHROTTLED, FlakyServer, Pages, by_url, links, request_log, unthrottled,
+)
 
 
 @gen.coroutine
@@ -204,7 +206,10 @@ def test_a_journal_of_an_older_version_resumes_with_the_options_given(serve, sta
 
 
 def test_tries_and_host_backoff_survive_a_stop(serve, state):
-    server, origin = serve(Pages({'/': links('/busy'), '/busy': {'status': 503}}))
+    # Dropped connections: the host's trouble, which pauses the host (one URL's 503s
+    # would back off that URL alone).
+    server, origin = serve(Pages({'/': links('/busy'), '/busy': ''}), FlakyServer,
+                           failures={'/busy': None})
     log = request_log(server)
     first = Crawler([origin + '/'], state=state, max_tries=4, backoff=0.1,
                     obey_robots=False, **UNTHROTTLED)
@@ -218,7 +223,7 @@ def test_tries_and_host_backoff_survive_a_stop(serve, state):
     journal.close()
     statistics = yield crawl([], state=state, resume=True)
     busy = by_url(statistics)[origin + '/busy']
-    assert (busy.status, busy.tries) == (503, 4)
+    assert (busy.status, busy.tries) == (None, 4)
     times = [when for path, when in log if path == '/busy']
     assert len(times) == 4
     # The pause after the second failure (0.2 s) held on across the stop; the third's
@@ -227,9 +232,11 @@ def test_tries_and_host_backoff_survive_a_stop(serve, state):
 
 
 def test_a_host_given_up_stays_given_up_after_a_stop(serve, state):
-    pages = dict(('/p%d' % n, {'status': 503}) for n in range(4))
+    pages = dict(('/p%d' % n, '') for n in range(4))
     pages['/'] = links(*sorted(pages))
-    server, origin = serve(Pages(pages))
+    # Dropped connections: the host's trouble (503s of one URL would not give it up).
+    server, origin = serve(Pages(pages), FlakyServer,
+                           failures=dict((path, None) for path in pages if path != '/'))
     first = Crawler([origin + '/'], state=state, max_tasks=1, max_tries=10, backoff=0.0,
                     max_host_failures=3, obey_robots=False, **UNTHROTTLED)
     stop_after(first, 'failed', 2)
@@ -243,9 +250,9 @@ def test_a_host_given_up_stays_given_up_after_a_stop(serve, state):
 
 def test_host_health_snapshot_and_restore(virtual_clock, io_loop):
     health = HostHealth(Frontier(), backoff=1.0, max_failures=3)
-    health.failed('a:80')
+    health.failed('a:80', 0)  # no answer: the host's trouble
     virtual_clock.advance(0.25)
-    health.failed('a:80')
+    health.failed('a:80', 1)
     assert health.snapshot('a:80') == (2, 2.0) and health.snapshot('b:80') == (0, 0.0)
     frontier = Frontier()
     restored = HostHealth(frontier, backoff=1.0, max_failures=3)
@@ -253,7 +260,7 @@ def test_host_health_snapshot_and_restore(virtual_clock, io_loop):
     restored.restore('c:80', 3, 0.0)
     assert restored.snapshot('a:80') == (2, 2.0)
     assert (restored.is_given_up('a:80'), restored.is_given_up('c:80')) == (False, True)
-    assert restored.failed('a:80')  # the third in a row
+    assert restored.failed('a:80', 0)[1]  # the third in a row: given up
     frontier.put(WorkItem('http://a/', 'a:80', 0, 10, 0))
     yield frontier.get()
     assert io_loop.time() == 0.25 + 4.0  # the third failure's pause

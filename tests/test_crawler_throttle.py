@@ -221,7 +221,9 @@ def test_at_most_two_requests_in_flight_to_a_host_by_default(serve):
     server, origin = serve(Pages(slow_pages(8, 0.05)))
     # No start delay: once the root has answered fast the delay is short, and only the
     # cap keeps the slow pages from all being asked at once.
-    statistics = yield Crawler([origin + '/'], max_tasks=10, start_delay=0.0).crawl()
+    # The rate ceiling lifted: at 5/s, 50 ms pages would never overlap.
+    statistics = yield Crawler([origin + '/'], max_tasks=10, start_delay=0.0,
+                               max_rate=0).crawl()
     assert statistics.urls == 9
     assert server.peak_active == 2
 
@@ -229,7 +231,7 @@ def test_at_most_two_requests_in_flight_to_a_host_by_default(serve):
 def test_max_per_host_and_delay_override_the_defaults(serve):
     server, origin = serve(Pages(slow_pages(8, 0.05)))
     statistics = yield Crawler([origin + '/'], max_tasks=10, max_per_host=3,
-                               delay=0.0).crawl()
+                               delay=0.0, max_rate=0).crawl()
     assert statistics.urls == 9
     assert server.peak_active == 3
 
@@ -243,7 +245,7 @@ def page_gaps(log):
 def test_a_crawl_slows_down_for_a_slow_host(serve):
     server, origin = serve(Pages(slow_pages(6, 0.1)))
     log = request_log(server)
-    crawler = Crawler([origin + '/'], obey_robots=False, start_delay=0.0)
+    crawler = Crawler([origin + '/'], obey_robots=False, start_delay=0.0, max_rate=0)
     yield crawler.crawl()
     # Every answer took 0.1 s at least: after 7 of them, from no delay, the delay is
     # 0.1 * (1 - 2 ** -7) at least, and the host saw the last pages that far apart.
@@ -255,7 +257,7 @@ def test_a_crawl_slows_down_for_a_slow_host(serve):
 
 def test_a_fixed_delay_is_kept_whatever_the_host_answers(serve):
     server, origin = serve(Pages(slow_pages(4, 0.1)))
-    crawler = Crawler([origin + '/'], obey_robots=False, delay=0.02)
+    crawler = Crawler([origin + '/'], obey_robots=False, delay=0.02, max_rate=0)
     yield crawler.crawl()
     assert crawler.frontier.host_delay(origin.split('//')[1]) == 0.02
 
@@ -264,7 +266,7 @@ def test_crawl_delay_wins_over_the_adapted_delay(serve):
     pages = slow_pages(3, 0.1)
     pages['/robots.txt'] = robots_txt('User-agent: *\nCrawl-delay: 0.05\n')
     server, origin = serve(Pages(pages))
-    crawler = Crawler([origin + '/'], start_delay=0.5)
+    crawler = Crawler([origin + '/'], start_delay=0.5, max_rate=0)
     yield crawler.crawl()
     assert crawler.frontier.host_delay(origin.split('//')[1]) == 0.05
 

@@ -47,7 +47,7 @@ from .engine import Crawler
 from .external import ExternalLinks, check_external, external_link_lines
 from .journal import Journal, contradictions
 from .linkcheck import (LinkChecker, broken_link_lines, malformed_link_lines,
-                        sitemap_error_lines)
+                        sitemap_error_lines, unchecked_link_lines)
 from .output import open_output
 from .outputs import CallbackOutput, JsonLinesOutput, OutputError
 from .redisclient import ConnectionError as RedisConnectionError, RedisClient
@@ -144,6 +144,8 @@ def main(argv=None):
         return _run_shared(parser, args, sys.argv[1:] if argv is None else argv)
     if not args.roots and not args.resume:
         args.demo = True  # A first run with no URL works offline.
+    if args.demo and not args.resume and not _given(parser, argv, 'max_rate'):
+        args.max_rate = 0.0  # the demo site is ours, on loopback: shown at full speed
 
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format='%(levelname)s %(name)s: %(message)s')
@@ -177,6 +179,8 @@ def main(argv=None):
         if server is not None:
             IOLoop.current().run_sync(server.close)  # _usage_error exits, in tests too.
         _usage_error(parser, _refusal_message(e, args))
+    if not (args.quiet or args.no_progress):
+        _say(parser, crawler.policy.describe())
     try:
         try:
             # The progress line counts a queue of this process: a shared one has none.
@@ -212,7 +216,8 @@ def _report_text(args, statistics, crawler, links, external):
         in_scope = links.broken_links(crawler.roots)
         broken = in_scope + links.malformed + links.sitemap_errors
         text += '\n'.join(broken_link_lines(in_scope) + malformed_link_lines(links.malformed) +
-                          sitemap_error_lines(links.sitemap_errors)) + '\n'
+                          sitemap_error_lines(links.sitemap_errors) +
+                          unchecked_link_lines(links.unchecked)) + '\n'
     if external is not None and not statistics.interrupted:
         try:
             broken_external = _check_external(args, external)
@@ -466,6 +471,13 @@ def _take_stored_args(parser, args, given, stored, flag, whose):
     for name, value in stored.items():
         if hasattr(args, name):  # the others are the Crawler's own to take back
             setattr(args, name, value)
+
+
+def _given(parser, argv, name):
+    """True if option `name` is on the command line `argv` (None: sys.argv's)."""
+    given = argparse.Namespace(**dict.fromkeys(vars(parser.parse_args(argv))))
+    parser.parse_args(argv, given)
+    return getattr(given, name) is not None
 
 
 def _option_text(parser, name, value):

@@ -97,6 +97,9 @@ OPTIONS = (
     Option('delay', None, FLOAT, 'fixed seconds between two requests to one host (default: '
            "adapted to the host's latency, AutoThrottle's rule; robots.txt's Crawl-delay "
            'wins)', cli='--delay', metavar='SECONDS', journaled=True, limits=_AT_LEAST_0),
+    Option('max_rate', 5.0, FLOAT, 'the most requests per second to one host, whatever '
+           'the delay rule says (a ceiling; 0: none) (default %(default)s)', cli='--max-rate',
+           metavar='N', journaled=True, limits=_AT_LEAST_0),
     Option('target_concurrency', 1.0, FLOAT, 'the adapted delay aims at N requests in '
            'flight per host, one every latency/N seconds', cli='--target-concurrency',
            metavar='N', journaled=True, limits=_POSITIVE),
@@ -155,7 +158,8 @@ OPTIONS = (
     Option('verbose', False, BOOL, 'print a line per URL as it finishes',
            cli=('-v', '--verbose'), api=False),
     Option('quiet', False, BOOL, 'only errors in the log', cli=('-q', '--quiet'), api=False),
-    Option('no_progress', False, BOOL, 'no progress line on stderr', cli='--no-progress',
+    Option('no_progress', False, BOOL, 'no progress line on stderr, nor the line of the '
+           'politeness in force at the start', cli='--no-progress',
            api=False),
     # Several processes and machines over one crawl on Redis (collect.py, workers.py).
     Option('lease_seconds', 60.0, FLOAT, 'with --redis: how long a URL stays with this '

@@ -12,7 +12,9 @@ followed, then the response's links or redirect target. Every URL gets exactly o
 `FetchStatistic`, made when it is finished; any exception while fetching, reading or
 parsing it is recorded there, and the worker goes on. A failure that may pass (no
 response, 429, 502-504) puts the item back in the store for another try, after a pause
-of its host that grows with each failure in a row (`politeness.HostHealth`).
+of the URL that grows with each of its tries; only failures that say the host is in
+trouble pause the host (`politeness.HostHealth`), and a host given up leaves its URLs
+unchecked, not broken.
 
 Redirects are the crawler's, as in the chapter: the target is queued as a new item with
 one redirect less to go, through the same seen set as links, so chains that meet are
@@ -86,8 +88,9 @@ class Crawler(object):
     (`politeness.AutoThrottle`: from `start_delay`, halfway to latency /
     `target_concurrency` after each answer, within `min_delay` and `max_delay`, never
     shorter after an answer that is not a 200). A `delay` fixes the delay instead, and a
-    robots.txt Crawl-delay fixes its host's. ``max_per_host=None, delay=0`` crawl as fast
-    as `max_tasks` allows.
+    robots.txt Crawl-delay fixes its host's. Whatever the delay, no host gets more than
+    `max_rate` requests per second (5). ``max_per_host=None, delay=0, max_rate=0`` crawl
+    as fast as `max_tasks` allows.
 
     Raises:
         ValueError: a root is not an http(s) URL, an option is invalid, `state`
@@ -309,16 +312,17 @@ class Crawler(object):
         return self._outcome(item, fetched, started, new_items)
 
     def _retry(self, item, fetched):
-        """Count a failure of the item's host; the Future of its retry, or None if it
-        fails for good."""
-        given_up = self.policy.failed(item.host, fetched)  # the store fails its others
+        """Count the failure (of the URL, and of its host if it says the host is in
+        trouble); the Future of its retry, after its back-off, or None if it fails for
+        good."""
+        pause, given_up = self.policy.failed(item, fetched)  # the store fails its others
         if given_up or item.tries + 1 >= self.options.max_tries:
             return None
         # Once stopped, the item is dropped like those in flight, not finished as failed:
         # a journal keeps it queued, with this try counted.
         if self._stopping:
             return self.store.abandon(item)
-        return self.store.retry(item)
+        return self.store.retry(item, pause)
 
     def _outcome(self, item, fetched, started, new_items):
         """The statistic of a finished try; collects what it links or redirects to."""

@@ -7,7 +7,13 @@ hands out an item only from a host that may be asked now:
 - `delay` seconds have passed since the last request to it was sent (the politeness
   delay, raised per host by robots.txt's Crawl-delay through `set_host_delay`), and, if
   it has a delay, no request to it is still on its way out (`request_started`);
-- it is not paused (`pause_host`: Retry-After, backoff after failures).
+- it is not paused (`pause_host`: Retry-After, backoff after failures);
+- `min_interval` seconds have passed since the last request to it was sent, whatever its
+  delay: the rate ceiling (``1 / max_rate``), which no delay rule goes under.
+
+An item put back for a later try (`put_later`: the back-off of one failing URL) waits
+outside its host's queue until it is due, counted as unfinished; its host is served
+meanwhile.
 
 Hosts that may be asked wait in a ring; `get` takes one item from the host at the head and
 sends that host to the back, so one host with many URLs, or a slow one, cannot take every
@@ -58,12 +64,12 @@ class _Host(object):
         self.timer = None  # (deadline, handle) of the wake-up, if one is set
         self.in_ring = False
 
-    def ready_time(self):
+    def ready_time(self, min_interval):
         """The loop time from which the next request may start (ignoring `active` and
-        `unsent`)."""
+        `unsent`), no sooner than `min_interval` after the last one."""
         if self.last_sent is None:
             return self.not_before
-        return max(self.not_before, self.last_sent + self.delay)
+        return max(self.not_before, self.last_sent + max(self.delay, min_interval))
 
 
 class _Sending(object):
@@ -103,12 +109,16 @@ class Frontier(object):
         delay: seconds between the sending of two requests to one host; with a
             `throttle`, where each host's delay starts.
         throttle: a `politeness.AutoThrottle` adapting each host's delay, or None.
+        min_interval: the least seconds between two requests to one host, whatever its
+            delay (the rate ceiling).
     """
 
-    def __init__(self, max_per_host=None, delay=0.0, throttle=None):
+    def __init__(self, max_per_host=None, delay=0.0, throttle=None, min_interval=0.0):
         self.max_per_host = max_per_host
         self.delay = delay
         self.throttle = throttle
+        self.min_interval = min_interval
+        self._later = {}  # id of an item put for later -> its timer
         self.io_loop = IOLoop.current()
         self._hosts = {}
         self._ring = collections.deque()
@@ -129,14 +139,32 @@ class Frontier(object):
 
     def put(self, item, front=False):
         """Queue `item` behind its host's other items (before them if `front`)."""
+        self._unfinished += 1
+        self._finished.clear()
+        self._queue(item, front)
+
+    def put_later(self, item, seconds):
+        """Queue `item` before its host's others once `seconds` have passed; unfinished
+        from now."""
+        if seconds <= 0:
+            self.put(item, front=True)
+            return
+        self._unfinished += 1
+        self._finished.clear()
+        key = id(item)
+        self._later[key] = self.io_loop.call_later(seconds, self._due, key, item)
+
+    def _due(self, key, item):
+        del self._later[key]
+        self._queue(item, front=True)
+
+    def _queue(self, item, front):
         host = self._host(item.host)
         if front:
             host.pending.appendleft(item)
         else:
             host.pending.append(item)
         self._pending += 1
-        self._unfinished += 1
-        self._finished.clear()
         self._schedule(host)
         self._dispatch()
 
@@ -186,8 +214,9 @@ class Frontier(object):
         self._reschedule(host)
 
     def host_delay(self, key):
-        """Seconds between the sending of two requests to host `key`."""
-        return self._host(key).delay
+        """Seconds between the sending of two requests to host `key` (its delay, or the
+        rate ceiling's interval if longer)."""
+        return max(self._host(key).delay, self.min_interval)
 
     def pause_host(self, key, seconds):
         """Ask host `key` for nothing during the next `seconds` (a pause only grows)."""
@@ -220,6 +249,9 @@ class Frontier(object):
         self._closed = True
         for host in self._hosts.values():
             self._clear_timer(host)
+        for timer in self._later.values():
+            self.io_loop.remove_timeout(timer)
+        self._later.clear()
 
     def _host(self, key):
         host = self._hosts.get(key)
@@ -228,7 +260,7 @@ class Frontier(object):
         return host
 
     def _has_room(self, host):
-        if host.unsent and host.delay:
+        if host.unsent and (host.delay or self.min_interval):
             return False  # the next turn counts from a sending still to come
         return self.max_per_host is None or host.active < self.max_per_host
 
@@ -236,7 +268,7 @@ class Frontier(object):
         """Put `host` in the ring if it may be asked now, else set its wake-up timer."""
         if self._closed or host.in_ring or not host.pending or not self._has_room(host):
             return
-        when = host.ready_time()
+        when = host.ready_time(self.min_interval)
         if when <= self.io_loop.time():
             self._clear_timer(host)
             host.in_ring = True
@@ -281,7 +313,8 @@ class Frontier(object):
         while self._ring:
             host = self._ring.popleft()
             host.in_ring = False
-            if host.pending and self._has_room(host) and host.ready_time() <= now:
+            if (host.pending and self._has_room(host) and
+                    host.ready_time(self.min_interval) <= now):
                 item = host.pending.popleft()
                 self._pending -= 1
                 host.active += 1

@@ -4,7 +4,8 @@ A `HostPolicy` gathers the crawl's politeness: the per-host cap and delay (fixed
 adapted by `politeness.AutoThrottle`), which it gives the work store's queue of hosts
 (`frontier_settings`); robots.txt and its Crawl-delay (`politeness.RobotsCache`, read
 through the crawl's fetcher once the crawl starts); failures turned into pauses, with
-Retry-After and backoff, and hosts given up (`politeness.HostHealth`). The Crawler asks
+Retry-After and backoff, and hosts given up (`politeness.HostHealth`); the rate ceiling
+and the rest of the rule's numbers, decided once (`politeness.PolitenessRule`). The Crawler asks
 it before a try (`refusal`, `robots_verdict`) and tells it how a try went (`failed`,
 `succeeded`); the hosts it pauses or slows are the work store's (`attach`): a frontier's,
 or a shared store's, whose requests and delays are counted by the store itself.
@@ -14,7 +15,7 @@ from __future__ import absolute_import, division, print_function
 from tinytornado import gen
 
 from .fetch import describe_exception, retry_after_seconds
-from .politeness import AutoThrottle, HostHealth, RobotsCache
+from .politeness import AutoThrottle, HostHealth, PolitenessRule, RobotsCache
 from .stats import ROBOTS_DISALLOWED
 
 __all__ = ['HostPolicy', 'Failure', 'Refused', 'PUT_BACK']
@@ -56,18 +57,25 @@ class HostPolicy(object):
         if options.delay is None:
             self.throttle = AutoThrottle(options.target_concurrency, options.start_delay,
                                          options.min_delay, options.max_delay)
-            self.delay = self.throttle.start_delay
             self.least_delay = options.min_delay  # what a Crawl-delay cannot go under
         else:
             self.throttle = None
-            self.delay = self.least_delay = options.delay
+            self.least_delay = options.delay
+        self.rule = PolitenessRule(options.max_per_host, options.delay, self.throttle,
+                                   options.max_rate, options.max_crawl_delay)
+        self.delay = self.rule.start_delay()
         self._health_settings = (options.backoff, options.max_backoff,
                                  options.max_retry_after, options.max_host_failures)
         self.hosts = self.health = self.robots = None
 
     def frontier_settings(self):
-        """(max_per_host, delay, throttle): the `frontier.Frontier` of this policy."""
-        return self.max_per_host, self.delay, self.throttle
+        """(max_per_host, delay, throttle, min_interval): the `frontier.Frontier` of this
+        policy."""
+        return self.max_per_host, self.delay, self.throttle, self.rule.min_interval
+
+    def describe(self):
+        """The politeness in force, in one line (printed at the start of a crawl)."""
+        return self.rule.describe()
 
     def attach(self, hosts):
         """Pause and slow `hosts` (a `frontier.Frontier`, or what stands for a shared
@@ -110,11 +118,13 @@ class HostPolicy(object):
 
     # -- after a try ----------------------------------------------------------------------
 
-    def failed(self, host, fetched):
-        """Count a failure of `host` (its answer `fetched`, Retry-After honoured); True if
-        the host is now given up."""
+    def failed(self, item, fetched):
+        """Count a failed try of `item` (its answer `fetched`, Retry-After honoured):
+        (seconds before its next try, True if its host is now given up)."""
         retry_after = fetched.headers and retry_after_seconds(fetched.headers)
-        return self.health.failed(host, retry_after or None)
+        cause = fetched.exception or 'HTTP %d' % fetched.status
+        return self.health.failed(item.host, item.tries, fetched.status, retry_after or None,
+                                  cause)
 
     def succeeded(self, host):
         self.health.succeeded(host)
@@ -126,5 +136,5 @@ class HostPolicy(object):
         return self.health.failures(host)
 
     def given_up(self, host):
-        """The exception text of a URL of given-up `host`."""
-        return 'HostGivenUp: %d failures in a row on %s' % (self.health.failures(host), host)
+        """The exception text of a URL of given-up `host`: unchecked, with the reason."""
+        return self.health.given_up(host)

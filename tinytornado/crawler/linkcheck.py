@@ -6,7 +6,9 @@ broken when its URL ends, after the redirects it leads through, in a 4xx or 5xx 
 an error (no response, refused connection, a given-up host...), in a redirect loop, or
 beyond ``max_redirect`` redirects. A URL robots.txt kept the crawl from fetching, or one the
 crawl never reached (out of scope, ``--max-pages``, an interrupted crawl), is not broken:
-nothing is known about it.
+nothing is known about it. Nor is a URL left unchecked because its host was given up (it
+kept failing as a whole: refused connections, timeouts): it is listed apart, with the
+reason (`unchecked`).
 
 Memory, bounded per URL: a URL found not broken costs one dict entry (its referrers are dropped
 then, and later sightings ignored); any other keeps its first `max_referrers` referrers
@@ -18,10 +20,10 @@ from __future__ import absolute_import, division, print_function
 import collections
 
 from .sitemaps import ROBOTS_DEPTH, SITEMAP_DEPTH, is_sitemap_depth
-from .stats import ROBOTS_DISALLOWED
+from .stats import ROBOTS_DISALLOWED, is_unchecked
 
 __all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines',
-           'malformed_link_lines', 'sitemap_error_lines']
+           'malformed_link_lines', 'sitemap_error_lines', 'unchecked_link_lines']
 
 MAX_REFERRERS = 10  # referrers kept per URL; the others are only counted
 
@@ -63,6 +65,7 @@ class LinkChecker(object):
         self.failures = {}  # url -> its outcome, for URLs that broke themselves
         self.malformed = []  # (page url, links.MalformedLink), as found
         self.sitemap_errors = []  # (sitemap url, its problem), as they finish
+        self.unchecked = {}  # url -> why it was never tried (its host was given up)
 
     def add_malformed_links(self, url, malformed):
         """Note the hrefs of page `url` that are no URL (the Crawler's
@@ -91,6 +94,8 @@ class LinkChecker(object):
                 self.sitemap_errors.append((url, problem))
         if statistic.next_url and statistic.status is not None:
             self.redirects[url] = (statistic.status, statistic.next_url)
+        elif is_unchecked(statistic):
+            self.unchecked[url] = statistic.exception
         elif _is_failure(statistic):
             self.failures[url] = _outcome(statistic)
         else:
@@ -186,6 +191,16 @@ def sitemap_error_lines(errors):
     if not errors:
         return []
     return ['Sitemap errors: %d' % len(errors)] + ['%s %s' % error for error in errors]
+
+
+def unchecked_link_lines(unchecked):
+    """The text lines listing `unchecked` ({url: reason}) for the terminal; none if
+    every URL was checked."""
+    if not unchecked:
+        return []
+    lines = ['Unchecked links (their host was given up): %d' % len(unchecked)]
+    lines.extend('%s %s' % (url, unchecked[url]) for url in sorted(unchecked))
+    return lines
 
 
 def broken_link_lines(broken):

@@ -6,11 +6,22 @@ Following RFC 9309: a 4xx robots.txt allows everything; a 5xx one or a failed re
 error for the URL that asked, which is retried like any failed fetch, and the next URL of
 that site asks again.
 
-`HostHealth` turns failures into pauses: each failure in a row doubles the host's pause
-(from `backoff` up to `max_backoff`), a Retry-After can only lengthen it, and a success
-ends the streak. Errors never make a host be asked sooner. After `max_failures` failures in
-a row the host is given up: its URLs fail without a request. A host's streak and what is
-left of its pause can be taken (`snapshot`) and given back (`restore`), by a resumed crawl.
+`HostHealth` turns failures into pauses. A failure backs off its own URL: its next try
+waits `backoff` doubled with each try of it (up to `max_backoff`), or its Retry-After if
+longer. Only failures that say the host is in trouble slow the host: no answer at all
+(refused connection, timeout), or failing answers (429, 502-504) on the first tries of
+`HOST_TROUBLE_URLS` different URLs in a row; each of those doubles the host's pause, and a
+success ends the streak. So a few URLs that always answer 503 fail on their own while
+their host's other pages go on at the polite rate. Errors never make a host be asked
+sooner. After `max_failures` host failures in a row the host is given up: its URLs end
+unchecked, without a request (`HOST_GIVEN_UP` tells why). A host's streak and what is left
+of its pause can be taken (`snapshot`) and given back (`restore`), by a resumed crawl.
+
+`PolitenessRule` is the one place the numbers of the rule live: the per-host cap, the
+delay rule (fixed, robots.txt's Crawl-delay, or AutoThrottle), the rate ceiling
+(`max_rate`: no two requests to one host closer than ``1 / max_rate`` seconds, whatever
+the delay rule says) and the back-off. The frontier applies them in one process; the Redis
+store's Lua receives the same numbers from it (`store_settings`), so the two cannot drift.
 
 `AutoThrottle` is the rule of Scrapy's extension of that name, which adapts a host's delay
 to how long it takes to answer: a server that needs `latency` seconds per request serves
@@ -27,8 +38,14 @@ from tinytornado import gen
 from tinytornado._waiters import resolved_future
 
 from .robots import RobotsRules, robots_url
+from .stats import HOST_GIVEN_UP
 
-__all__ = ['RobotsCache', 'RobotsUnavailable', 'HostHealth', 'AutoThrottle']
+__all__ = ['RobotsCache', 'RobotsUnavailable', 'HostHealth', 'AutoThrottle',
+           'PolitenessRule', 'HOST_TROUBLE_URLS']
+
+# Failing answers on the first tries of this many different URLs in a row, with no success
+# between, say that the host (not the URLs) is in trouble.
+HOST_TROUBLE_URLS = 3
 
 
 class RobotsUnavailable(Exception):
@@ -108,14 +125,16 @@ def _check(rules_future, url, user_agent):
 
 
 class HostHealth(object):
-    """Consecutive failures per host, turned into pauses of the frontier's hosts.
+    """Failures turned into pauses of URLs and of the frontier's hosts; see the module
+    docstring.
 
     Args:
         frontier: the `Frontier` whose hosts are paused.
         backoff: the pause after a first failure, in seconds; it doubles with each one.
         max_backoff: the longest pause for failures; max_retry_after: the longest
             Retry-After honoured.
-        max_failures: failures in a row after which the host is given up (None: never).
+        max_failures: host failures in a row after which the host is given up (None:
+            never).
     """
 
     def __init__(self, frontier, backoff=1.0, max_backoff=60.0, max_retry_after=300.0,
@@ -125,27 +144,49 @@ class HostHealth(object):
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
         self.max_failures = max_failures
-        self._failures = {}
+        self._failures = {}  # host -> host failures in a row
+        self._failing_urls = {}  # host -> first tries that failed with an answer, in a row
+        self._last_failure = {}  # host -> what its last host failure was
         self._pause_ends = {}  # host -> loop time its last pause for failures ends
 
     def succeeded(self, host):
         self._failures.pop(host, None)
+        self._failing_urls.pop(host, None)
         self._pause_ends.pop(host, None)
 
-    def failed(self, host, retry_after=None):
-        """Count a failure of `host` and pause it; True if the host is now given up."""
+    def failed(self, host, tries, status=None, retry_after=None, cause=None):
+        """Count a failed try of a URL of `host` (made after `tries` others; `status`
+        None when no answer came). Returns (seconds before the URL's next try, True if
+        the host is now given up)."""
+        url_pause = self._pause_for(tries + 1, retry_after)
+        if status is not None:
+            if tries:
+                return url_pause, False  # the URL's own trouble, counted on its first try
+            failing = self._failing_urls[host] = self._failing_urls.get(host, 0) + 1
+            if failing < HOST_TROUBLE_URLS:
+                return url_pause, False
         failures = self._failures[host] = self._failures.get(host, 0) + 1
+        self._last_failure[host] = cause
+        self._pause(host, self._pause_for(failures, retry_after))
+        return url_pause, self.is_given_up(host)
+
+    def _pause_for(self, failures, retry_after):
         pause = min(self.backoff * 2 ** (failures - 1), self.max_backoff)
         if retry_after is not None:
             pause = max(pause, min(retry_after, self.max_retry_after))
-        self._pause(host, pause)
-        return self.is_given_up(host)
+        return pause
 
     def is_given_up(self, host):
         return self.max_failures is not None and self._failures.get(host, 0) >= self.max_failures
 
     def failures(self, host):
         return self._failures.get(host, 0)
+
+    def given_up(self, host):
+        """Why the URLs of given-up `host` are left unchecked (a statistic's exception)."""
+        last = self._last_failure.get(host)
+        return '%s: %d failures in a row on %s%s' % (
+            HOST_GIVEN_UP, self.failures(host), host, ', the last: %s' % last if last else '')
 
     def snapshot(self, host):
         """(failures in a row, seconds left of its pause for them) of `host`."""
@@ -163,6 +204,7 @@ class HostHealth(object):
     def _pause(self, host, pause):
         self.frontier.pause_host(host, pause)
         self._pause_ends[host] = self.frontier.io_loop.time() + pause
+
 
 class AutoThrottle(object):
     """The delay of a host adapted to its latency; see the module docstring.
@@ -194,3 +236,57 @@ class AutoThrottle(object):
         if not ok:
             return max(new_delay, delay)
         return new_delay
+
+
+class PolitenessRule(object):
+    """The politeness of a crawl, decided once: what every store applies, the same.
+
+    Args:
+        max_per_host: requests in flight to one host (None: no cap).
+        delay: fixed seconds between two requests to one host, or None for AutoThrottle's.
+        throttle: the `AutoThrottle` when `delay` is None.
+        max_rate: the most requests per second to one host, whatever the delay (a
+            ceiling); 0 or None: none.
+        max_crawl_delay: the longest robots.txt Crawl-delay honoured.
+    """
+
+    def __init__(self, max_per_host, delay, throttle, max_rate, max_crawl_delay):
+        self.max_per_host = max_per_host
+        self.delay = delay
+        self.throttle = throttle
+        self.max_rate = max_rate or None
+        self.min_interval = 1.0 / max_rate if max_rate else 0.0
+        self.max_crawl_delay = max_crawl_delay
+
+    def start_delay(self):
+        """A host's delay before anything is known of it."""
+        return self.delay if self.throttle is None else self.throttle.start_delay
+
+    def store_settings(self):
+        """The rule's numbers in milliseconds (a JSON object for the Redis store's Lua):
+        ``delay`` (fixed, or -1 for the throttle's), ``floor`` (the ceiling's least gap),
+        and the throttle's ``start``, ``min``, ``max`` and ``target``."""
+        throttle = self.throttle or AutoThrottle()
+        return dict(delay=-1 if self.delay is None else _ms(self.delay),
+                    floor=_ms(self.min_interval), start=_ms(throttle.start_delay),
+                    min=_ms(throttle.min_delay), max=_ms(throttle.max_delay),
+                    target=throttle.target_concurrency)
+
+    def describe(self):
+        """The rule in one line, for the start of a crawl."""
+        cap = ('at most %d requests in flight per host' % self.max_per_host
+               if self.max_per_host else 'no cap on requests in flight per host')
+        if self.throttle is None:
+            delay = 'a fixed delay of %gs' % self.delay
+        else:
+            delay = ('a delay adapted to latency (AutoThrottle: from %gs, %g-%gs, %g in '
+                     'flight)' % (self.throttle.start_delay, self.throttle.min_delay,
+                                  self.throttle.max_delay, self.throttle.target_concurrency))
+        ceiling = ('at most %g requests/s per host' % self.max_rate if self.max_rate
+                   else 'no rate ceiling')
+        return 'politeness: %s, %s (robots.txt Crawl-delay up to %gs wins), %s' % (
+            cap, delay, self.max_crawl_delay, ceiling)
+
+
+def _ms(seconds):
+    return int(round(seconds * 1000))

@@ -19,7 +19,8 @@ storecontract.py. Items are WorkItem-like: ``url host depth max_redirect tries``
   lease), and its host is next handed out its delay after now.
 - ``lease_time(item)`` -> the time (seconds since the epoch, the store's clock) `item`
   was leased to this store.
-- ``pause_host(host, seconds)``, ``set_host_delay(host, seconds)`` -> Future of None.
+- ``pause_host(host, seconds)``, ``set_host_delay(host, seconds)``, ``answered(host,
+  latency, ok)`` (the latency of an answer, for the adapted delay) -> Future of None.
 - ``renew()`` -> Future of the number of this store's leases given `lease_seconds` more.
 - ``reclaim()`` -> Future of the number of expired leases put back in their queues, each
   with one more try (its hand-out counts).
@@ -30,9 +31,12 @@ storecontract.py. Items are WorkItem-like: ``url host depth max_redirect tries``
 - ``finished_records(after, count)`` -> Future of a list of (entry id, url, record), the
   URLs finished after entry `after`, in the order they finished.
 
-Politeness is the store's, crawl-wide: at most `max_per_host` leases of one host at
-once, `delay` seconds between two hand-outs to one host (`set_host_delay` overrides it per
-host: robots.txt's Crawl-delay), and host pauses (Retry-After, backoff). Every step that
+Politeness is the store's, crawl-wide, the rule of `politeness.PolitenessRule` with its
+numbers: at most `max_per_host` leases of one host at once; between two hand-outs to one
+host, its delay: fixed (`delay`), or adapted to the latency the workers measure
+(``answered``: AutoThrottle's rule on one estimate per host, kept in Redis), and
+`set_host_delay` overrides it per host (robots.txt's Crawl-delay); never less than the
+rate ceiling's interval; and host pauses (Retry-After, backoff). Every step that
 reads and changes the state is one Lua script, run by EVALSHA, so two workers never see
 the same state half-changed; times are the server's (TIME, in milliseconds), never a
 worker's clock, so workers on machines whose clocks differ still agree.
@@ -45,7 +49,7 @@ first), ``ring`` (ZSET of the hosts that may be asked now, scored by their turn:
 served goes to the back, so hosts take turns), ``waiting`` (ZSET of the hosts that have
 queued items and a free lease slot but must wait: paused, or their delay not over,
 scored by the time they may be asked; they join the ring then), ``active`` (HASH host -> leases), ``handed``, ``paused``,
-``delay`` (HASH host -> milliseconds), ``leases`` (HASH url -> "token item"),
+``delay`` (HASH host -> milliseconds), ``throttle`` (HASH host -> its adapted delay in ms), ``leases`` (HASH url -> "token item"),
 ``deadlines`` (ZSET url -> when its lease expires), ``delayed`` (ZSET item -> when its
 retry is due), ``finished`` (STREAM of url, record), ``hosts`` (SET), ``counts``, ``meta``,
 ``replies`` and ``reply_times`` (see below).
@@ -104,14 +108,17 @@ from .urls import url_hash
 
 __all__ = ['RedisWorkStore', 'crawl_prefix']
 
-# Every script starts so: the crawl's prefix, the store's settings (ARGV[1..6]), the
+# Every script starts so: the crawl's prefix, the store's settings (ARGV[1..6]; ARGV[3]
+# the politeness rule's numbers, a JSON object made by politeness.PolitenessRule), the
 # server's time, and the helpers the steps share.
 _PRELUDE = """
 if redis.replicate_commands then redis.replicate_commands() end
 local P = KEYS[1]
 local OP = ARGV[1]
 local MAX_PER_HOST = tonumber(ARGV[2])
-local DELAY = tonumber(ARGV[3])
+local RULE = cjson.decode(ARGV[3])
+local DELAY = RULE.delay  -- ms between two hand-outs to a host; -1: adapted (throttle)
+local FLOOR = RULE.floor  -- the rate ceiling: no delay goes under it
 local LEASE = tonumber(ARGV[4])
 local MAX_SEEN = tonumber(ARGV[5])
 local REPLAY = tonumber(ARGV[6])
@@ -146,6 +153,15 @@ local function join_ring(host)
   end
 end
 
+-- A host's delay: its own (robots.txt's Crawl-delay), else the crawl's fixed one, else
+-- the one adapted to its latency (the throttle's, shared by every worker).
+local function host_delay(host)
+  local delay = redis.call('HGET', P .. 'delay', host)
+  if delay then return tonumber(delay) end
+  if DELAY >= 0 then return DELAY end
+  return tonumber(redis.call('HGET', P .. 'throttle', host) or RULE.start)
+end
+
 -- Keep the invariant: a host with queued items and a free slot is in 'ring' if it may
 -- be asked now, else in 'waiting', scored with the time it may be; other hosts in
 -- neither.
@@ -160,8 +176,7 @@ local function schedule(host)
   local ready = tonumber(redis.call('HGET', P .. 'paused', host) or '0')
   local handed = redis.call('HGET', P .. 'handed', host)
   if handed then
-    local delay = redis.call('HGET', P .. 'delay', host)
-    ready = math.max(ready, tonumber(handed) + (delay and tonumber(delay) or DELAY))
+    ready = math.max(ready, tonumber(handed) + math.max(host_delay(host), FLOOR))
   end
   if ready <= NOW then
     redis.call('ZREM', P .. 'waiting', host)
@@ -323,7 +338,6 @@ schedule(host_of(text))
 return remember({'done', admit(10)})
 """
 
-# ARGV[7] url, ARGV[8] token, ARGV[9] delay in ms.
 # ARGV[7] url, ARGV[8] token. The lease's request (robots.txt) went out after its
 # hand-out: the host's delay counts again from now.
 _PUT_BACK = """
@@ -336,6 +350,7 @@ requeue(text)
 return remember({1})
 """
 
+# ARGV[7] url, ARGV[8] token, ARGV[9] delay in ms.
 _RETRY = """
 local reply = replayed()
 if reply then return reply end
@@ -382,6 +397,20 @@ end
 return renewed
 """
 
+# ARGV[7] host, ARGV[8] the latency of an answer in ms, ARGV[9] 1 if it was a 200: an
+# adapted delay moves halfway to latency / target, within bounds, never shorter after an
+# answer that is not a 200 (politeness.AutoThrottle's rule, on the shared estimate).
+_ANSWERED = """
+local host = ARGV[7]
+if DELAY >= 0 or redis.call('HEXISTS', P .. 'delay', host) == 1 then return end
+local old = host_delay(host)
+local new = math.min(math.max((old + tonumber(ARGV[8]) / RULE.target) / 2, RULE.min),
+                     RULE.max)
+if ARGV[9] ~= '1' then new = math.max(new, old) end
+redis.call('HSET', P .. 'throttle', host, tostring(new))
+schedule(host)
+"""
+
 _RECLAIM = """
 local total, n = 0, 100
 while n == 100 do
@@ -400,7 +429,8 @@ return {tonumber(counts[1] or '0'), redis.call('ZCARD', P .. 'delayed'),
 """
 
 _SCRIPTS = dict(admit=_ADMIT, start=_START, lease=_LEASE, done=_DONE, retry=_RETRY,
-                put_back=_PUT_BACK, pause=_PAUSE, set_delay=_SET_DELAY, reclaim=_RECLAIM, renew=_RENEW,
+                put_back=_PUT_BACK, pause=_PAUSE, set_delay=_SET_DELAY, answered=_ANSWERED,
+                reclaim=_RECLAIM, renew=_RENEW,
                 status=_STATUS)
 
 _ATTEMPTS = 3  # sends of a call; a Redis restart costs one
@@ -425,6 +455,8 @@ class RedisWorkStore(object):
             reclaimed, unless renewed (`renew`).
         max_per_host: leases of one host at once, crawl-wide; None for no limit.
         delay: seconds between two hand-outs to one host, crawl-wide.
+        politeness: the rule's numbers (`politeness.PolitenessRule.store_settings`), which
+            override `delay`: a fixed or adapted delay, and the rate ceiling's floor.
         hashed_seen: keep 64-bit hashes of the URLs seen, not the URLs, in
             `seen_buckets` sets (a power of two; see the module docstring).
         max_pages: the most URLs the crawl admits; None for no limit.
@@ -439,7 +471,7 @@ class RedisWorkStore(object):
 
     def __init__(self, client, crawl_id, item_type, lease_seconds=60.0, max_per_host=None,
                  delay=0.0, hashed_seen=False, seen_buckets=4096, max_pages=None,
-                 poll_interval=0.1, replay_seconds=60.0):
+                 poll_interval=0.1, replay_seconds=60.0, politeness=None):
         if lease_seconds <= 0 or poll_interval <= 0:
             raise ValueError('lease_seconds and poll_interval must be positive')
         if max_per_host is not None and max_per_host < 1:
@@ -456,7 +488,12 @@ class RedisWorkStore(object):
         self._bucket_shift = 64 - (seen_buckets.bit_length() - 1)
         self.poll_interval = poll_interval
         self.io_loop = IOLoop.current()
-        self._settings = [max_per_host or 0, _milliseconds(delay),
+        if politeness is None:
+            politeness = dict(delay=_milliseconds(delay), floor=0, start=0, min=0, max=0,
+                              target=1.0)
+        self.adaptive = politeness['delay'] < 0
+        self.min_interval = politeness['floor'] / 1000.0
+        self._settings = [max_per_host or 0, json.dumps(politeness, sort_keys=True),
                           _milliseconds(lease_seconds), max_pages or 0,
                           _milliseconds(replay_seconds)]
         self._scripts = dict((name, client.register_script(_PRELUDE + body))
@@ -569,6 +606,13 @@ class RedisWorkStore(object):
     def pause_host(self, host, seconds):
         """Hand out nothing of `host` during the next `seconds` (a pause only grows)."""
         yield self._run('pause', [host, _milliseconds(seconds)])
+
+    @gen.coroutine
+    def answered(self, host, latency, ok):
+        """An answer of `host` took `latency` seconds (`ok`: a 200): an adapted delay
+        moves toward it, for the whole crawl."""
+        yield self._run('answered', [host, _milliseconds(latency), 1 if ok else 0])
+        self._changed.notify_all()
 
     @gen.coroutine
     def set_host_delay(self, host, seconds):

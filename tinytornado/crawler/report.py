@@ -131,6 +131,7 @@ class CrawlReport(object):
             _section('Latency', self._latency_chart()),
             _section('Largest pages', _largest_table(self.largest())),
             _section('Broken links', _broken_table(broken)),
+            _section('Unchecked links', _unchecked_table(self.link_checker.unchecked)),
             _section('Redirect chains', _chains_table(self.link_checker.redirect_chains())),
         ]
         return _PAGE % {'title': escape_html('Crawl report: ' + (self.title or ' '.join(roots))),
@@ -184,6 +185,7 @@ def _tiles(statistics, broken, redirects):
         (u'redirects', u'%d' % redirects, u''),
         (u'errors', u'%d' % counters['fail'], u' bad' if counters['fail'] else u''),
         (u'broken links', u'%d' % broken, u' bad' if broken else u' good'),
+        (u'unchecked', u'%d' % counters['unchecked'], u' bad' if counters['unchecked'] else u''),
     ]
     return u'<div class="tiles">%s</div>' % u''.join(
         u'<div class="tile%s"><b>%s</b><span>%s</span></div>' % (extra, value, name)
@@ -267,6 +269,14 @@ def _broken_table(broken):
                      _td(_referrers(link), link.referrer_count)))
     headers = ((u'link', 34), (u'status or error', 30), (u'linked from', 36))
     return _table(headers, rows, len(broken), u'No broken link.')
+
+
+def _unchecked_table(unchecked):
+    """The URLs never tried because their host was given up, with the reason."""
+    urls = sorted(unchecked)
+    rows = [(_td(_link(url)), _td(escape_html(unchecked[url]))) for url in urls[:MAX_ROWS]]
+    headers = ((u'link', 50), (u'why it was not checked', 50))
+    return _table(headers, rows, len(urls), u'Every link was checked.')
 
 
 def _referrers(link):

@@ -1,7 +1,8 @@
 """What a crawl records: one `FetchStatistic` per URL, and the running totals of a crawl.
 
 `CrawlStatistics` counts every statistic as it comes in (the 500 Lines crawler's counters:
-'html', 'redirect', 'fail_<Error>', 'status_<code>', ...), so the report and the summary
+'html', 'redirect', 'fail_<Error>', 'status_<code>', ...; 'unchecked' for the URLs of
+hosts given up, which were never tried), so the report and the summary
 never need the per-URL list; keeping that list (`done`) is an option. 'html' counts only
 2xx HTML pages: a 4xx or 5xx response, HTML or not, is an 'error_page'.
 """
@@ -13,10 +14,13 @@ import re
 import time
 
 __all__ = ['FetchStatistic', 'CrawlStatistics', 'exception_name', 'url_report_line',
-           'failure_cause', 'ROBOTS_DISALLOWED']
+           'failure_cause', 'is_unchecked', 'ROBOTS_DISALLOWED', 'HOST_GIVEN_UP']
 
 # The `exception` of a URL robots.txt kept the crawl from fetching: not counted as a failure.
 ROBOTS_DISALLOWED = 'RobotsDisallowed: robots.txt disallows this URL'
+# The name of the `exception` of a URL left unchecked because its host was given up
+# (politeness.HostHealth): nothing is known of the URL itself, so it is not broken.
+HOST_GIVEN_UP = 'HostGivenUp'
 
 _FIELDS = ('url', 'next_url', 'status', 'exception', 'size', 'content_type', 'encoding',
            'num_urls', 'num_new_urls', 'depth', 'elapsed', 'tries')
@@ -48,6 +52,12 @@ class FetchStatistic(collections.namedtuple('FetchStatistic', _FIELDS)):
     def from_dict(cls, fields):
         """The statistic `to_dict` gave `fields` for (unknown keys are ignored)."""
         return cls(**dict((name, fields[name]) for name in cls._fields if name in fields))
+
+
+def is_unchecked(statistic):
+    """True if the URL of `statistic` was never tried: its host was given up."""
+    exception = statistic.exception
+    return exception is not None and exception.startswith(HOST_GIVEN_UP + ':')
 
 
 def exception_name(statistic):
@@ -95,6 +105,7 @@ class CrawlStatistics(object):
         self.todo = 0
         self.interrupted = False
         self.unanswered = []
+        self.unchecked_hosts = {}  # host given up -> why its URLs were left unchecked
         self.max_tasks = max_tasks
         self.started = time.time()
         self.finished = None
@@ -111,6 +122,9 @@ class CrawlStatistics(object):
             self.unanswered.append(statistic)
         if statistic.exception == ROBOTS_DISALLOWED:
             counters['robots_disallowed'] += 1
+        elif is_unchecked(statistic):
+            counters['unchecked'] += 1
+            self.unchecked_hosts[statistic.url.split('/', 3)[2]] = statistic.exception
         elif statistic.exception:
             counters['fail'] += 1
             counters['fail_' + exception_name(statistic)] += 1
@@ -160,6 +174,8 @@ class CrawlStatistics(object):
             'started': _iso_time(self.started),
             'finished': _iso_time(self.finished) if self.finished else None,
             'counters': dict(self.counters),
+            'unchecked': {'urls': self.counters['unchecked'],
+                          'hosts': dict(self.unchecked_hosts)},
         }
 
     def report(self):
@@ -177,6 +193,8 @@ class CrawlStatistics(object):
         width = max([len(key) for key in self.counters] or [0])
         for key in sorted(self.counters):
             lines.append('%*s %10d' % (width + 4, key, self.counters[key]))
+        for host in sorted(self.unchecked_hosts):
+            lines.append('Unchecked (host given up): %s' % self.unchecked_hosts[host])
         lines.append('Todo: %d' % self.todo)
         lines.append('Done: %d' % self.urls)
         lines.append('Date: %s local time' % time.ctime(self.finished or time.time()))

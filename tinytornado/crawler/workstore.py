@@ -14,9 +14,10 @@ up, those found later, those a resume restores), without a try, through the `rep
 `start`; the SQLite store journals a host's failures in a row as its policy counts them,
 read when an item of the host is given back. In the shared store a URL of a host this
 process gave up is refused when leased (the policy's `refusal`: other processes may not
-have given it up), and AutoThrottle is off: the delay between two hand-outs to a host is
-the store's, fixed, crawl-wide (`delay`, or the throttle's `start_delay` when none is
-given), since each process's adapted delay would disagree with the others'.
+have given it up). The politeness is the same rule in every store
+(`politeness.PolitenessRule`): in the shared one the delay between two hand-outs to a host
+is the store's, crawl-wide, adapted (without `delay`) to the latencies every process
+reports into one estimate per host, and never under the rate ceiling's interval.
 
 Invariant of the in-process stores: every item leased (or taken out of the queue, its
 host given up) is released once; `lease` resolves None once none is queued or in flight.
@@ -141,10 +142,11 @@ class MemoryWorkStore(WorkStore):
             self._fail_given_up(new, 0)
         return resolved_future(new_items)
 
-    def retry(self, item):
-        """Put `item` back, before its host's others, with one more try."""
+    def retry(self, item, delay=0.0):
+        """Put `item` back, before its host's others, with one more try, due after
+        `delay` seconds (its back-off)."""
         self._record_failure(item)
-        self.frontier.put(item._replace(tries=item.tries + 1), front=True)
+        self.frontier.put_later(item._replace(tries=item.tries + 1), delay)
         self._release(item)
         return _NOTHING
 
@@ -372,7 +374,7 @@ class SharedWorkStore(WorkStore):
         self.store = RedisWorkStore(
             self.client, self.crawl_id, self.item_type, lease_seconds=self.lease_seconds,
             max_per_host=self.policy.max_per_host, delay=self.policy.delay,
-            hashed_seen=options.hashed_seen, max_pages=options.max_pages)
+            politeness=self.policy.rule.store_settings(), hashed_seen=options.hashed_seen, max_pages=options.max_pages)
         self.hosts = SharedHosts(self.store)
         self.policy.attach(self.hosts)
         return self.roots
@@ -430,10 +432,11 @@ class SharedWorkStore(WorkStore):
         return self.store.done(item, json.dumps(statistic.to_dict(), sort_keys=True),
                                new_items)
 
-    def retry(self, item):
-        """Put `item` back with one more try; the pause of its host is the store's."""
+    def retry(self, item, delay=0.0):
+        """Put `item` back with one more try, due after `delay` seconds (its back-off);
+        the pause of its host is the store's."""
         self._given_back()
-        return self.store.retry(item)
+        return self.store.retry(item, delay)
 
     def put_back(self, item):
         """Put `item` back as it was, its host next asked its delay from now."""
@@ -482,29 +485,34 @@ def crawl_meta(client, crawl_id):
     raise gen.Return(None if options is None else dict(options=options, roots=roots))
 
 
-class _Unspaced(object):
-    """A request whose spacing the shared store counted when it handed its item out."""
-    __slots__ = ()
+class _SharedSending(object):
+    """A request whose spacing the shared store counted when it handed its item out; its
+    answer's latency (from its last sending) goes to the store's adapted delay."""
+    __slots__ = ('hosts', 'key', 'since')
+
+    def __init__(self, hosts, key):
+        self.hosts, self.key = hosts, key
+        self.since = hosts.io_loop.time()
 
     def sent(self):
-        pass
+        self.since = self.hosts.io_loop.time()
 
     def ended(self):
         pass
 
     def answered(self, ok):
-        pass
-
-
-_UNSPACED = _Unspaced()
+        store = self.hosts.store
+        if store.adaptive:
+            latency = self.hosts.io_loop.time() - self.since
+            self.hosts._sent(store.answered(self.key, latency, ok))
 
 
 class SharedHosts(object):
     """A shared store's hosts as the host policy sees them: pauses (Retry-After, backoff)
     and robots.txt's Crawl-delays go to the store, for the whole crawl.
 
-    The store spaces its hand-outs, not the requests: a request needs no telling
-    (`request_started`). Each process reads a site's robots.txt once, in the lease of the
+    The store spaces its hand-outs, not the requests: a request is told of only for the
+    latency of its answer (`request_started`), which adapts the store's delay. Each process reads a site's robots.txt once, in the lease of the
     first URL of the site it gets; a host with a delay (`host_delay`: its Crawl-delay,
     else the crawl's) then has that URL put back (`SharedWorkStore.put_back`), its next
     hand-out the delay after, so that robots.txt and the page are spaced as two pages are.
@@ -516,11 +524,12 @@ class SharedHosts(object):
         self._delays = {}  # host -> the Crawl-delay this process read for it
 
     def request_started(self, key):
-        return _UNSPACED
+        return _SharedSending(self, key)
 
     def host_delay(self, key):
-        """Seconds between two hand-outs to host `key`, crawl-wide."""
-        return self._delays.get(key, self.store.delay)
+        """Seconds between two hand-outs to host `key`, crawl-wide (at least the rate
+        ceiling's interval)."""
+        return max(self._delays.get(key, self.store.delay), self.store.min_interval)
 
     def pause_host(self, key, seconds):
         self._sent(self.store.pause_host(key, seconds))
