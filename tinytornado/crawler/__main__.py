@@ -31,7 +31,7 @@ import sys
 from tinytornado import gen
 from tinytornado.ioloop import IOLoop
 
-from .collect import run_view, shared_mistake
+from .collect import EXIT_NO_REDIS, run_interruptibly, run_view, shared_mistake
 from .demo import start_demo_server
 from .demosite import Site
 from .crawloptions import OPTIONS, add_arguments
@@ -65,7 +65,8 @@ exit statuses:
   2    a mistake on the command line (nothing was fetched), or a file option
        that could not be written
   3    no root URL could be fetched at all (stderr says why)
-  4    --collect or --status could not reach the crawl's Redis
+  4    the crawl's Redis could not be reached within --redis-wait (a worker,
+       --collect or --status)
   130  interrupted by Ctrl-C or SIGTERM (the report is printed)
   141  stdout was closed before the report was written (as by `| head`)
 """
@@ -109,6 +110,9 @@ def main(argv=None):
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Before anything that may wait for Redis: its client logs an outage.
+    logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
+                        format='%(levelname)s %(name)s: %(message)s')
     if args.resume and not args.state:
         parser.error('--resume needs --state FILE')
     if args.resume:
@@ -123,9 +127,6 @@ def main(argv=None):
         return _run_shared(parser, args, sys.argv[1:] if argv is None else argv)
     if not args.roots and not args.resume:
         args.demo = True  # A first run with no URL works offline.
-
-    logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
-                        format='%(levelname)s %(name)s: %(message)s')
     server = roots = None
     if args.demo:
         server, args.demo_port = _start_demo_server(parser, args)
@@ -157,6 +158,9 @@ def main(argv=None):
         if args.link_check:
             broken = links.broken_links(crawler.roots)
             sys.stdout.write('\n'.join(broken_link_lines(broken)) + '\n')
+    except RedisConnectionError as e:  # Redis gone for longer than --redis-wait
+        _say(parser, 'error: --redis %s: %s' % (args.redis, e))
+        return EXIT_NO_REDIS
     except IOError as e:
         if e.errno != errno.EPIPE:
             raise
@@ -252,13 +256,18 @@ def _take_shared_args(parser, argv, args):
     if args.state or args.resume:
         _usage_error(parser, '--redis keeps the crawl in Redis: no --state or --resume')
     try:
-        client = RedisClient(args.redis)
+        client = RedisClient(args.redis, wait_timeout=args.redis_wait)
     except ValueError as e:
         _usage_error(parser, '--redis %s: %s' % (args.redis, e))
     try:
-        meta = IOLoop.current().run_sync(lambda: crawl_meta(client, args.crawl_id))
-    except (RedisConnectionError, ValueError) as e:
+        meta = run_interruptibly(lambda: crawl_meta(client, args.crawl_id))
+    except ValueError as e:
         _usage_error(parser, '--redis %s: %s' % (args.redis, e))
+    except RedisConnectionError as e:
+        parser.exit(EXIT_NO_REDIS, '%s: error: --redis %s: %s\n' % (parser.prog, args.redis, e))
+    except KeyboardInterrupt:
+        parser.exit(EXIT_INTERRUPTED, '%s: interrupted while waiting for --redis %s\n'
+                    % (parser.prog, args.redis))
     finally:
         client.close()
     if meta is not None:

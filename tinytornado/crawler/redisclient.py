@@ -15,10 +15,11 @@ reconnects in the background, at once and then with exponential backoff (capped,
 jitter so that many clients do not hammer a restarting server in step). Commands issued
 while it has no connection wait, in order, and go out first on the new one. The wait is
 counted from when the client lost its server (or first tried to reach it), not from each
-command: once the client has been without a connection for `wait_timeout` seconds, the
-commands waiting fail with a ConnectionError that says for how long and why, and so does
-each command issued until it connects again; so a caller that sends a failed command
-again does not wait a second `wait_timeout`, and the message says the real wait. The
+command: once the client has been without a connection for `wait_timeout` seconds (and
+has tried to connect once at least, so that a wait of 0 says why), the commands waiting
+fail with a ConnectionError that says for how long and why, and so does each command
+issued until it connects again; so a caller that sends a failed command again does not
+wait a second `wait_timeout`, and the message says the real wait. The
 first failed attempt of an outage is logged (a warning: the server is unreachable, and
 how long commands wait), and so is the connection made again after it. AUTH and SELECT (from the URL) run on every new connection
 before those commands, then a PING: a server that has just restarted answers LOADING
@@ -186,6 +187,7 @@ class RedisClient(object):
         self.last_error = None  # why the last connection attempt failed or was lost
         self.unreachable_since = None  # when the client began to need a connection
         self._said_unreachable = False  # the outage was logged: log its end too
+        self._attempt_failed_once = False  # in this outage: commands may fail from then
         self._tcp_client = TCPClient()
         self._stream = None
         self._reading = None  # the read the reply loop waits for
@@ -278,6 +280,8 @@ class RedisClient(object):
     def _expire_queued(self):
         """Fail the queued commands whose wait is over; watch for the next one's."""
         self._queue_timeout = None
+        if not self._attempt_failed_once:
+            return  # a wait of 0 still tries once: _attempt_failed comes back here
         now = self.io_loop.time()
         queued = self._queued
         if queued and queued[0][0] <= now:
@@ -322,6 +326,7 @@ class RedisClient(object):
     def _start_connecting(self):
         self.state = CONNECTING
         self.unreachable_since = self.io_loop.time()
+        self._attempt_failed_once = False
         self.io_loop.spawn_callback(self._connect_until_connected)
 
     @gen.coroutine
@@ -344,6 +349,10 @@ class RedisClient(object):
 
     def _attempt_failed(self, error):
         self.last_error = error
+        if not self._attempt_failed_once:
+            self._attempt_failed_once = True
+            self._cancel_queue_timeout()
+            self._expire_queued()
         if not self.connect_failures and self.wait_timeout > 0:
             self._said_unreachable = True
             gen_log.warning('Redis at %s unreachable (%s); commands wait up to %g s for it',
