@@ -18,9 +18,9 @@ import pytest
 
 from tinytornado import gen
 
+from test_crawler_collect import wait_until
 from test_crawler_distributed import (PACKAGE_ROOT, WORKER_ARGS, Crawl, child_env,
-                                      one_loop_kind, single_process_urls, site_and_root,
-                                      waits_for_processes)
+                                      one_loop_kind, site_and_root, waits_for_processes)
 
 # Not -q: the wait is a warning. A lease longer than the outage: leases that expire
 # under a fetch are another matter (issue 26, item 2).
@@ -34,15 +34,6 @@ def outage_crawl(redis, root, directory, *extra):
     return crawl
 
 
-@gen.coroutine
-def wait_for(condition, timeout=60):
-    waited = 0.0
-    while not condition():
-        assert waited < timeout, 'timed out'
-        yield gen.sleep(0.05)
-        waited += 0.05
-
-
 @waits_for_processes
 @one_loop_kind
 def test_workers_and_a_collect_wait_out_an_outage_and_lose_nothing(serve, start_redis_server,
@@ -52,16 +43,12 @@ def test_workers_and_a_collect_wait_out_an_outage_and_lose_nothing(serve, start_
     crawl = outage_crawl(redis, root, str(tmpdir))
     crawl.start_workers([sys.executable], count=2)
     crawl.start_collector()
-    yield wait_for(lambda: len(server.requests) >= len(site.paths()) // 4)
+    yield wait_until(lambda: len(server.requests) >= len(site.paths()) // 4)
     redis.stop()
     yield gen.sleep(4)  # longer than any one try of a command used to wait
     redis.start()
     yield crawl.wait_all()
-    expected = yield single_process_urls(root, str(tmpdir))
-    written = crawl.worker_urls()
-    collected = crawl.collected_urls()
-    assert set(written) == expected == set(collected)
-    assert max(written.values()) == 1 and max(collected.values()) == 1
+    yield crawl.assert_each_url_once()
     for name in ['worker-0', 'worker-1', 'collect']:
         log = crawl.log(name)
         assert log.count('unreachable') == 1, log  # said once
@@ -78,13 +65,13 @@ def test_sigterm_while_redis_is_down_prints_the_report_and_exits_130(
     crawl = outage_crawl(redis, root, str(tmpdir))
     crawl.start_workers([sys.executable], count=1)
     crawl.start_collector()
-    yield wait_for(lambda: len(server.requests) >= 5)
+    yield wait_until(lambda: len(server.requests) >= 5)
     redis.stop()
-    yield wait_for(lambda: 'unreachable' in crawl.log('worker-0') and
+    yield wait_until(lambda: 'unreachable' in crawl.log('worker-0') and
                    'unreachable' in crawl.log('collect'))
     for process in [crawl.workers[0], crawl.collector]:
         process.send_signal(signal.SIGTERM)
-    yield wait_for(lambda: all(p.poll() is not None
+    yield wait_until(lambda: all(p.poll() is not None
                                for p in [crawl.workers[0], crawl.collector]))
     log = crawl.log('worker-0')
     assert crawl.workers[0].returncode == 130, log
@@ -94,7 +81,7 @@ def test_sigterm_while_redis_is_down_prints_the_report_and_exits_130(
     assert 'interrupted after' in log and 'Traceback' not in log, log
 
 
-def run_tinycrawl(args, timeout=60):
+def run_tinycrawl(args):
     process = subprocess.Popen([sys.executable, '-m', 'tinytornado.crawler'] + args,
                                cwd=PACKAGE_ROOT, env=child_env(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
@@ -109,9 +96,9 @@ def test_the_wait_gives_up_after_redis_wait_with_one_line(serve, start_redis_ser
     site, server, root = site_and_root(serve, slow_fraction=1.0, slow_delay=0.3)
     crawl = outage_crawl(redis, root, str(tmpdir), '--redis-wait', '2')
     crawl.start_workers([sys.executable], count=1)
-    yield wait_for(lambda: len(server.requests) >= 3)
+    yield wait_until(lambda: len(server.requests) >= 3)
     redis.stop()
-    yield wait_for(lambda: crawl.workers[0].poll() is not None, timeout=60)
+    yield wait_until(lambda: crawl.workers[0].poll() is not None, timeout=60)
     log = crawl.log('worker-0')
     assert crawl.workers[0].returncode == 4, log
     assert 'Traceback' not in log, log

@@ -39,15 +39,19 @@ def comparable(value):
     return value
 
 
-def parse(reader_class, pieces):
-    reader = new_reader(reader_class)
-    replies = []
+def read_all(reader, pieces, replies):
+    """Feed `pieces` to `reader`, appending each reply to `replies` as it comes out."""
     for piece in pieces:
         reader.feed(piece)
         reply = reader.gets()
         while reply is not False:
             replies.append(reply)
             reply = reader.gets()
+
+
+def parse(reader_class, pieces):
+    replies = []
+    read_all(new_reader(reader_class), pieces, replies)
     return replies
 
 
@@ -162,15 +166,9 @@ PAST_A_LIMIT = [
 
 def limited_replies(reader_class, pieces, limits=SMALL):
     """The replies read from `pieces` until the reader raises; (replies, the error)."""
-    reader = new_reader(reader_class, limits)
     replies = []
     try:
-        for piece in pieces:
-            reader.feed(piece)
-            reply = reader.gets()
-            while reply is not False:
-                replies.append(reply)
-                reply = reader.gets()
+        read_all(new_reader(reader_class, limits), pieces, replies)
     except ProtocolError as e:
         return replies, e
     return replies, None
