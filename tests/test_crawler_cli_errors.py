@@ -23,7 +23,7 @@ import termios
 import pytest
 
 from tinytornado.crawler import __main__ as cli
-from tinytornado.crawler.collect import EXIT_NO_REDIS
+from tinytornado.crawler.collect import EXIT_NO_CRAWL, EXIT_NO_REDIS
 from tinytornado.crawler.__main__ import (
     EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_NO_ROOT, EXIT_USAGE, main)
 from tinytornado.crawler.demosite import Site
@@ -160,8 +160,8 @@ def test_help_shows_the_exit_statuses(capsys):
     text = capsys.readouterr().out
     table = text[text.index('exit statuses:'):]
     codes = [int(code) for code in re.findall(r'^  (\d+) +\S', table, re.M)]
-    assert codes == [0, 1, EXIT_USAGE, EXIT_NO_ROOT, EXIT_NO_REDIS, EXIT_INTERRUPTED,
-                     EXIT_BROKEN_PIPE]
+    assert codes == [0, 1, EXIT_USAGE, EXIT_NO_ROOT, EXIT_NO_REDIS, EXIT_NO_CRAWL,
+                     EXIT_INTERRUPTED, EXIT_BROKEN_PIPE]
 
 
 # -- no root could be fetched ---------------------------------------------------------------

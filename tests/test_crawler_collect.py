@@ -17,8 +17,8 @@ import pytest
 import tinytornado
 from tinytornado import gen
 from tinytornado.crawler.__main__ import main
-from tinytornado.crawler.collect import (EXIT_NO_REDIS, CollectError, Collector,
-                                         position_path, status_lines)
+from tinytornado.crawler.collect import (EXIT_NO_CRAWL, EXIT_NO_REDIS, CollectError,
+                                         Collector, position_path, status_lines)
 from tinytornado.crawler.engine import WorkItem
 from tinytornado.crawler.output import statistic_line
 from tinytornado.crawler.redisclient import RedisClient
@@ -183,7 +183,7 @@ def test_status_from_the_command_line(crawl, redis_server, io_loop, capsys):
     # A plain test, not a coroutine: main runs the loop itself, between the crawl's steps.
     redis = ['--redis', redis_server.url(), '--crawl-id', CRAWL]
     status, out, _ = run_main(redis + ['--status'], capsys)
-    assert (status, out.splitlines()) == (0, ['crawl crawl at redis://127.0.0.1:%d/0: not '
+    assert (status, out.splitlines()) == (EXIT_NO_CRAWL, ['crawl crawl at redis://127.0.0.1:%d/0: not '
                                               'started (nothing of it in this Redis)'
                                               % redis_server.port])
     io_loop.run_sync(lambda: crawl.start(5))

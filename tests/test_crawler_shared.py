@@ -3,9 +3,13 @@ one crawl through Redis gets what the in-memory crawl gets; two Crawlers, each w
 store and a client of its own (two workers), share one crawl, each URL once, within the
 per-host cap as the test server counts it, and each worker's robots.txt spaced from the
 pages by the crawl's delay or the Crawl-delay, as the test server sees the requests
-arrive; a joining command line that contradicts the crawl's options exits 2.
+arrive; a joining command line that contradicts the crawl's options exits 2; a command
+line whose fetch outlives its lease ends normally.
 """
 from __future__ import absolute_import, division, print_function
+
+import io
+import json
 
 import pytest
 
@@ -18,6 +22,7 @@ from tinytornado.crawler.workstore import SharedWorkStore
 from crawler_sites import (
     UNTHROTTLED, UNTHROTTLED_ARGS, Pages, links, request_log, robots_txt, unthrottled,
 )
+from test_crawler_cli import start_crawl, wait_for, waits_for_processes
 
 # Hand-outs are spaced on Redis's clock, requests arrive a little after them: the gaps
 # the server sees may fall short of the delay by that little.
@@ -143,3 +148,23 @@ def test_a_joining_worker_that_contradicts_the_crawl_exits_2(start_redis_server,
     # Without contradictions a late worker joins: the crawl is over, it finds no work.
     assert main(common + ['--max-depth', '2']) == 0
     assert 'Done: 0' in capsys.readouterr().out
+
+
+@waits_for_processes
+def test_a_fetch_slower_than_the_lease_from_the_command_line(start_redis_server, serve,
+                                                            tmpdir):
+    # Issue 26's item 2 as a user met it: --lease-seconds under a fetch's time, tasks
+    # asking for work meanwhile. The worker renews the slow URL's lease: exit 0, no
+    # traceback, each URL once.
+    server, origin = serve(Pages({
+        '/': links('/slow', '/a'), '/slow': {'body': links('/b'), 'delay': 2.0},
+        '/a': links('/slow'), '/b': 'b'}))
+    redis = start_redis_server()
+    output = str(tmpdir.join('out.jsonl'))
+    status, _, err = yield wait_for(start_crawl(
+        origin + '/', '--redis', redis.url(), '--crawl-id', 'slow', '--lease-seconds',
+        '0.5', '--max-tasks', '4', '--no-progress', '-q', '--output', output))
+    assert (status, err) == (0, '')
+    with io.open(output, encoding='utf-8') as lines:
+        urls = [json.loads(line)['url'] for line in lines]
+    assert sorted(urls) == [origin + path for path in ['/', '/a', '/b', '/slow']]

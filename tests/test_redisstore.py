@@ -190,14 +190,14 @@ def test_the_delay_holds_across_workers_on_the_servers_clock(new_store):
         assert min(ms(later) - ms(earlier) for earlier, later in zip(times, times[1:])) >= 200
 
 
-def test_an_expired_lease_is_reclaimed_with_its_tries_and_its_done_is_lost(new_store):
+def test_an_expired_lease_is_reclaimed_with_a_try_more_and_its_done_is_lost(new_store):
     dying, other = new_store(lease_seconds=0.2), new_store()
     yield dying.admit([item('http://a/1', tries=2), item('http://b/1')])
     abandoned = yield [dying.lease(), dying.lease()]
     # `other` waits, since the crawl is not over while leases are out, and then gets
-    # the items back, with their tries.
+    # the items back, the expired hand-out counted as a try.
     again = yield [other.lease(), other.lease()]
-    assert sorted(again) == [item('http://a/1', tries=2), item('http://b/1')]
+    assert sorted(again) == [item('http://a/1', tries=3), item('http://b/1', tries=1)]
     for leased in again:
         yield other.done(leased, record('by other'), items('http://a/2'))
     # Too late: nothing happens, not even to their links.
@@ -210,6 +210,27 @@ def test_an_expired_lease_is_reclaimed_with_its_tries_and_its_done_is_lost(new_s
         ('http://a/1', record('by other')), ('http://b/1', record('by other'))]
     status = yield other.status()
     assert (status['seen'], status['queued'], status['leased']) == (3, 1, 0)
+
+
+def test_a_late_finish_by_the_same_worker_is_dropped_with_a_log_line(new_store,
+                                                                      app_log_records):
+    # One worker, two tasks: the first's lease expires (not renewed), the second gets the
+    # URL again; each finishes with the token of its own lease, so the first's finish is
+    # dropped (logged), and the second's counts: no ValueError, the URL finished once.
+    store = new_store(lease_seconds=0.1)
+    yield store.admit(items('http://a/1'))
+    first = yield store.lease()
+    yield gen.sleep(0.2)
+    second = yield store.lease()
+    assert (second.url, second.tries) == ('http://a/1', 1)
+    assert (yield store.done(first, record('late'), items('http://a/2'))) is None
+    assert [r.getMessage() for r in app_log_records] == [
+        'http://a/1 not finished: its lease was lost (it expired, and the URL was handed '
+        'out again); its new holder finishes it']
+    assert (yield store.done(second, record('on time'), items('http://a/3'))) == items(
+        'http://a/3')
+    records = yield store.finished_records()
+    assert [(url, text) for _, url, text in records] == [('http://a/1', record('on time'))]
 
 
 def test_reclaim_puts_expired_leases_back(new_store):
@@ -317,7 +338,7 @@ def test_put_back_waits_the_hosts_own_delay_and_not_after_a_lost_lease(new_store
     first, second = yield [store.lease(), store.lease()]
     assert [first.url, second.url] == ['http://b/1', 'http://a/1']
     assert ms(store.lease_time(second)) >= ms(before) + 250
-    assert second.tries == 0
+    assert second.tries == 1  # the expired hand-out's; a put back counts none
 
 
 def test_start_or_join_and_meta(new_store):

@@ -57,8 +57,8 @@ import threading
 import time
 import traceback
 
-from tinytornado._compat import get_ident, monotonic, overrides
-from tinytornado._configurable import Configurable
+from tinytornado._compat import PY2, get_ident, monotonic, overrides
+from tinytornado._configurable import Configurable, import_object
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
 import tinytornado.concurrent
@@ -106,6 +106,35 @@ class _Waker(object):
     def close(self):
         self.reader.close()
         self.writer.close()
+
+
+if PY2:
+    def _running_asyncio_loop():
+        return None  # 2.7 has no asyncio.
+else:
+    from tinytornado._compat_py3 import running_asyncio_loop as _running_asyncio_loop
+
+
+def _loop_for_thread_without_one(instance):
+    """`IOLoop.current` in a thread with no current loop (never on its common path)."""
+    asyncio_loop = _running_asyncio_loop()
+    if asyncio_loop is not None:
+        return (_ioloop_of_running_loop or _load_asyncio_bridge())(asyncio_loop, instance)
+    return IOLoop.configured_class()._new_current() if instance else None
+
+
+_ASYNCIO_BRIDGE = 'tinytornado.platform.asyncio._ioloop_of_running_loop'
+_ioloop_of_running_loop = None  # What _ASYNCIO_BRIDGE names, once loaded.
+
+
+def _load_asyncio_bridge():
+    # Loaded by name, as configure() loads a loop class: the bridge sits above gen in the
+    # layers, and importing it teaches gen to wait for asyncio's Futures, which legacy
+    # coroutines running on asyncio's loop may yield. Only a thread that runs an asyncio
+    # loop gets here, so a program that never runs asyncio never imports it.
+    global _ioloop_of_running_loop
+    _ioloop_of_running_loop = import_object(_ASYNCIO_BRIDGE)
+    return _ioloop_of_running_loop
 
 
 # Each thread's current loop, as `instance` (absent in a thread that has none). A module
@@ -176,10 +205,15 @@ class IOLoop(Configurable):
 
     @staticmethod
     def current(instance=True):
-        """This thread's current loop; one is created if there is none and `instance`."""
+        """This thread's current loop; one is created if there is none and `instance`.
+
+        A thread with no current loop that runs an asyncio loop has, as in Tornado 5.1,
+        that asyncio loop's IOLoop, not made current: the one made when it was first
+        asked for (an `AsyncIOMainLoop`), or any asyncio-backed loop built on it since.
+        """
         loop = getattr(_thread_state, 'instance', None)
-        if loop is None and instance:
-            loop = IOLoop.configured_class()._new_current()
+        if loop is None:
+            loop = _loop_for_thread_without_one(instance)
         return loop
 
     @classmethod

@@ -9,7 +9,9 @@ after a kill too: the ``--output`` of a resumed crawl is first mended from the j
 the URLs and options that shape the crawl from the journal (a demo crawl's site and port
 too, where its demo server is started again), and refuses options that contradict them.
 ``--redis URL --crawl-id NAME`` shares the crawl through Redis: the first process starts
-it with its URLs and options, others join it (no URL needed), taking them the same way.
+it with its URLs and options, others join it (no URL needed), taking them the same way; a
+process with no URL never starts a crawl: it waits up to ``--join-timeout`` for the crawl
+to be started, then exits 2 naming the id.
 
 A user's mistake (a bad number, regex, root URL or file option) is one line on stderr and
 exit status 2, before the demo server starts or any request is made (`usage`); the exit
@@ -46,7 +48,7 @@ from .report import CrawlReport
 from .stats import failure_cause, url_report_line
 from .usage import UsageError, check_arguments, option_names
 from .urls import normalize_url
-from .workers import PER_WORKER_FILES, run_workers, worker_commands
+from .workers import PER_WORKER_FILES, run_workers, wait_for_crawl, worker_commands
 from .workstore import crawl_meta
 
 __all__ = ['main', 'build_parser', 'EXIT_BROKEN_LINKS', 'EXIT_USAGE', 'EXIT_NO_ROOT',
@@ -62,11 +64,13 @@ EXIT_STATUSES = """\
 exit statuses:
   0    the crawl ended normally
   1    --link-check found a broken link in scope
-  2    a mistake on the command line (nothing was fetched), or a file option
-       that could not be written
+  2    a mistake on the command line (nothing was fetched), a file option
+       that could not be written, or (--redis, no URL) no crawl --crawl-id was
+       started within --join-timeout
   3    no root URL could be fetched at all (stderr says why)
   4    the crawl's Redis could not be reached within --redis-wait (a worker,
        --collect or --status)
+  5    --status: the Redis has no crawl --crawl-id (not started, or mistyped)
   130  interrupted by Ctrl-C or SIGTERM (the report is printed)
   141  stdout was closed before the report was written (as by `| head`)
 """
@@ -250,7 +254,9 @@ def _take_journaled_args(parser, argv, args):
 
 def _take_shared_args(parser, argv, args):
     """Set `args` of a worker joining the ``--redis`` crawl to its URLs and options, as
-    `_take_journaled_args` does; a crawl not started yet is started with those given."""
+    `_take_journaled_args` does. A crawl not started yet is started with the URLs given
+    (or ``--demo``); with none, the process waits for it to be started, and exits 2 if it
+    is not within ``--join-timeout``."""
     if not args.crawl_id:
         _usage_error(parser, '--redis needs --crawl-id NAME')
     if args.state or args.resume:
@@ -259,17 +265,25 @@ def _take_shared_args(parser, argv, args):
         client = RedisClient(args.redis, wait_timeout=args.redis_wait)
     except ValueError as e:
         _usage_error(parser, '--redis %s: %s' % (args.redis, e))
+    starts = bool(args.roots or args.demo)
     try:
-        meta = run_interruptibly(lambda: crawl_meta(client, args.crawl_id))
+        meta = run_interruptibly(
+            lambda: crawl_meta(client, args.crawl_id) if starts
+            else wait_for_crawl(client, args.crawl_id, args.join_timeout,
+                                lambda text: _say(parser, text)))
     except ValueError as e:
         _usage_error(parser, '--redis %s: %s' % (args.redis, e))
     except RedisConnectionError as e:
         parser.exit(EXIT_NO_REDIS, '%s: error: --redis %s: %s\n' % (parser.prog, args.redis, e))
-    except KeyboardInterrupt:
-        parser.exit(EXIT_INTERRUPTED, '%s: interrupted while waiting for --redis %s\n'
-                    % (parser.prog, args.redis))
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while waiting: nothing to report or undo
+        parser.exit(EXIT_INTERRUPTED, '%s: interrupted while waiting for crawl %s in --redis '
+                    '%s\n' % (parser.prog, args.crawl_id, args.redis))
     finally:
         client.close()
+    if meta is None and not starts:
+        _usage_error(parser, 'crawl %s was not started in %s within %gs (--join-timeout): '
+                     'start it with its URLs, or check --crawl-id' % (
+                         args.crawl_id, args.redis, args.join_timeout))
     if meta is not None:
         _take_stored_args(parser, argv, args, dict(meta['options'], roots=meta['roots']),
                           '--redis', "the crawl's")

@@ -39,10 +39,11 @@ from .usage import UsageError
 
 __all__ = ['Collector', 'CollectError', 'position_path', 'status_lines', 'shared_mistake',
            'run_view', 'run_interruptibly', 'POLL_INTERVAL', 'EXIT_NO_REDIS',
-           'EXIT_INTERRUPTED']
+           'EXIT_NO_CRAWL', 'EXIT_INTERRUPTED']
 
 POLL_INTERVAL = 0.5  # seconds between two looks at a running crawl's new results
 EXIT_NO_REDIS = 4  # the crawl's Redis could not be reached within --redis-wait
+EXIT_NO_CRAWL = 5  # --status: the Redis has no crawl of that id (not started, mistyped)
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 
 _PAGE = 1000  # stream entries read at once
@@ -216,6 +217,8 @@ def run_view(args, say):
         if collector is None:
             status = run_interruptibly(store.status)
             print('\n'.join(status_lines(args.crawl_id, where, status)))
+            if status['started'] is None:
+                return EXIT_NO_CRAWL
         else:
             written = run_interruptibly(collector.collect)
             say('--collect %s: %d lines appended; the crawl is over' % (args.collect, written))

@@ -160,9 +160,14 @@ OPTIONS = (
            api=False),
     # Several processes and machines over one crawl on Redis (collect.py, workers.py).
     Option('lease_seconds', 60.0, FLOAT, 'with --redis: how long a URL stays with this '
-           'process before another may take it (a killed process\'s URLs come back after '
-           'it); longer than the slowest try of a URL', cli='--lease-seconds',
+           'process unless renewed (a killed process\'s URLs come back after it, each '
+           'hand-out counted as a try); a URL in flight has its lease renewed, however '
+           'slow its fetch', cli='--lease-seconds',
            metavar='SECONDS', limits=_POSITIVE),
+    Option('join_timeout', 60.0, FLOAT, 'with --redis and no URL: how long to wait for '
+           'another process to start the crawl --crawl-id before giving up with exit '
+           'status 2; a process with no URL never starts a crawl', cli='--join-timeout',
+           metavar='SECONDS', api=False, limits=_AT_LEAST_0),
     Option('workers', 0, INT, 'start N worker processes of this command line (each with '
            'its own --output FILE.1, FILE.2...), forward Ctrl-C to them, exit with the '
            'worst status; 0: crawl in this process', cli='--workers', metavar='N',

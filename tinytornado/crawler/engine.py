@@ -36,7 +36,7 @@ from tinytornado.log import app_log
 from .crawloptions import DEFAULT_OPTIONS, JOURNALED_OPTIONS, OptionValues, crawler_options
 from .extractors import Admission, Extractors, HtmlLinks, RedirectTarget, SitemapEntries
 from .fetch import Fetcher, describe_exception
-from .hostpolicy import PUT_BACK, HostPolicy, Refused
+from .hostpolicy import PUT_BACK, Refused
 from .journal import as_journaled
 from .outputs import (ArchiveOutput, CallbackOutput, JsonLinesOutput, StatisticsOutput)
 from .scope import Scope
@@ -50,6 +50,10 @@ __all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
 # One unit of work: `depth` counts links followed from a root (a redirect keeps it);
 # `max_redirect` is the redirect budget left; `tries` the tries made before this one.
 WorkItem = collections.namedtuple('WorkItem', 'url host depth max_redirect tries')
+
+# The failure of a URL whose hand-outs all ended with its lease expired (a shared store
+# counts each as a try): it killed or hung every worker it went to, and is not tried again.
+_LEASES_LOST = 'LeaseExpired: handed out %d times, never finished'
 
 
 class Crawler(object):
@@ -96,11 +100,11 @@ class Crawler(object):
         self.options = options = OptionValues(crawler_options(given))
         self.io_loop = IOLoop.current()
         self.store = store if store is not None else open_work_store(options, WorkItem)
-        self.roots = self.store.take_roots(roots, given, options)  # may take options back
-        self.policy = HostPolicy(options)
+        # The store's contract (storecontract.py): open it, start it, use it.
+        self.roots = self.store.open(roots, given, options)  # may take options back
+        self.policy = self.store.policy
         self.scope = Scope(self.roots, strict=options.strict, include=options.include,
                            exclude=options.exclude)
-        self.store.attach(self.policy, options)
         self.seen_urls = self.store.seen_urls
         self.statistics = CrawlStatistics(options.keep_statistics, options.max_tasks)
         self.done = self.statistics.done
@@ -189,11 +193,10 @@ class Crawler(object):
                                options.request_timeout, options.max_body_size,
                                options.download_non_html, self.archive)
         self.policy.start(self.fetcher)
-        store = self.store
-        items = [] if store.resuming else self._first_items()
-        yield store.start(self._journaled_options(), self.roots, items)
-        if store.resuming:
-            self._restore()
+        finished = yield self.store.start(self._journaled_options(), self._first_items,
+                                          self._record)
+        for statistic in finished:  # a resume's
+            self.statistics.add(statistic, restored=True)
 
     def _first_items(self):
         """The roots, and with `sitemaps` the places of their sitemaps, admitted."""
@@ -225,7 +228,10 @@ class Crawler(object):
                 if item is None:
                     return  # the crawl's work is over
                 try:
-                    yield self._process(item)
+                    if item.tries >= self.options.max_tries:
+                        yield self._finish_unfinishable(item)
+                    else:
+                        yield self._process(item)
                 except gen.CancelledError:
                     raise
                 except Exception:
@@ -273,10 +279,18 @@ class Crawler(object):
             yield outcome  # the item given back to the store
         else:
             # The store records the URL first (a journal, a shared crawl's stream), then
-            # the outputs: see _report.
+            # the outputs: see _record.
             admitted = yield self.store.done(item, outcome, new_items)
             if admitted is not None:  # None: the lease was lost, its new holder reports
-                self._report(outcome, admitted)
+                self._record(outcome)
+
+    @gen.coroutine
+    def _finish_unfinishable(self, item):
+        """Finish as failed, untried, an item whose every hand-out expired unfinished."""
+        statistic = FetchStatistic(item.url, exception=_LEASES_LOST % item.tries,
+                                   depth=item.depth, tries=item.tries)
+        if (yield self.store.done(item, statistic, [])) is not None:
+            self._record(statistic)
 
     def _settle(self, item, fetched, started, new_items):
         """The statistic of a try, or the Future of the item given back to the store."""
@@ -289,16 +303,13 @@ class Crawler(object):
             if retried is not None:
                 return retried
         else:
-            self._succeeded(item.host)
+            self.policy.succeeded(item.host)  # a journaling store reads it at `done`
         return self._outcome(item, fetched, started, new_items)
 
     def _retry(self, item, fetched):
         """Count a failure of the item's host; the Future of its retry, or None if it
         fails for good."""
-        given_up = self.policy.failed(item.host, fetched)
-        self.store.failed(item, *self.policy.health.snapshot(item.host))
-        if given_up:
-            self._fail_pending(item.host)
+        given_up = self.policy.failed(item.host, fetched)  # the store fails its others
         if given_up or item.tries + 1 >= self.options.max_tries:
             return None
         # Once stopped, the item is dropped like those in flight, not finished as failed:
@@ -339,60 +350,14 @@ class Crawler(object):
 
     # -- recording ----------------------------------------------------------------------
 
-    def _report(self, statistic, admitted):
-        """Tell the outputs in order of a URL the store has recorded; fail the URLs it
-        led to on hosts given up, which the store held back."""
+    def _record(self, statistic):
+        """Tell the outputs in order of a URL the store has recorded."""
         # Store first, then the line: a kill between the two leaves a line missing,
         # which a resume makes again from the journal (output.mend_output); the other
         # order would leave a line that the resume then writes a second time.
         for output in self.outputs:
             output.record(statistic)
-        hold_back = self.store.hold_back
-        if hold_back is not None:
-            for new in admitted:
-                if hold_back(new.host):
-                    self._fail_given_up(new, 0)
-
-    def _fail_given_up(self, item, tries):
-        """Record `item`, of a given-up host, as failed after `tries`, without a try."""
-        statistic = FetchStatistic(item.url, depth=item.depth, tries=tries,
-                                   exception=self.policy.given_up(item.host))
-        self.store.finish(statistic)
-        self._report(statistic, ())
-
-    def _queue(self, items):
-        """Queue restored `items` in an in-process store, failing those of given-up hosts."""
-        for item in items:
-            if self.policy.is_given_up(item.host):
-                self._fail_given_up(item, 0)
-            else:
-                self.store.queue([item])
-
-    def _fail_pending(self, host):
-        """Record every waiting URL of a given-up host as failed."""
-        for item in self.store.remove_pending(host):
-            try:
-                self._fail_given_up(item, item.tries)
-            finally:
-                self.store.release(item)
-
-    def _succeeded(self, host):
-        if self.policy.failures(host):
-            self.store.host_succeeded(host)
-        self.policy.succeeded(host)
-
-    # -- the journal --------------------------------------------------------------------
 
     def _journaled_options(self):
         return dict((name, as_journaled(getattr(self.options, name)))
                     for name in JOURNALED_OPTIONS)
-
-    def _restore(self):
-        """Take the journal's crawl back: finished URLs counted, the others queued with
-        their tries, failing hosts paused (or given up) as they were."""
-        hosts, finished, pending = self.store.restore(WorkItem)
-        for host, (failures, pause) in hosts.items():
-            self.policy.health.restore(host, failures, pause)
-        for statistic in finished:
-            self.statistics.add(FetchStatistic.from_dict(statistic), restored=True)
-        self._queue(pending)

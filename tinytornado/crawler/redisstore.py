@@ -1,8 +1,8 @@
 """The crawl's shared work store on Redis: seen set, per-host queues, leases and results
 of one crawl that any number of worker processes, on any machines, take work from.
 
-The interface of a work store (an in-memory or SQLite store implements the same, with
-Futures already resolved). Items are WorkItem-like: ``url host depth max_redirect tries``.
+Its interface, which `workstore.SharedWorkStore` turns into the work-store contract of
+storecontract.py. Items are WorkItem-like: ``url host depth max_redirect tries``.
 
 - ``admit(items)`` -> Future of the list of those items that were new: each one whose
   URL the crawl has not seen joins the seen set and its host's queue, atomically.
@@ -20,7 +20,9 @@ Futures already resolved). Items are WorkItem-like: ``url host depth max_redirec
 - ``lease_time(item)`` -> the time (seconds since the epoch, the store's clock) `item`
   was leased to this store.
 - ``pause_host(host, seconds)``, ``set_host_delay(host, seconds)`` -> Future of None.
-- ``reclaim()`` -> Future of the number of expired leases put back in their queues.
+- ``renew()`` -> Future of the number of this store's leases given `lease_seconds` more.
+- ``reclaim()`` -> Future of the number of expired leases put back in their queues, each
+  with one more try (its hand-out counts).
 - ``status()`` -> Future of a dict: queued, delayed, leased, finished, seen, hosts,
   started (seconds since the epoch), over.
 - ``start(meta, roots)`` -> Future of (created, meta); ``set_meta(key, value)``,
@@ -48,11 +50,15 @@ scored by the time they may be asked; they join the ring then), ``active`` (HASH
 retry is due), ``finished`` (STREAM of url, record), ``hosts`` (SET), ``counts``, ``meta``,
 ``replies`` and ``reply_times`` (see below).
 
-Leases. Each hand-out gets a new token; `done` and `retry` count only with the token of
-the lease still held, so a worker whose lease expired and was reclaimed (by any `lease`
-call: a dead worker's items come back without anyone watching) cannot finish the URL a
-second time: a URL is finished, and its record added to the ``finished`` stream, exactly
-once. Reclaimed items go back to the front of their host's queue with their tries.
+Leases. Each hand-out gets a new token, kept with the item handed out; `done` and
+`retry` count only with the token of the lease still held, so a worker whose lease
+expired and was reclaimed (by any `lease` call: a dead worker's items come back without
+anyone watching) cannot finish the URL a second time: a URL is finished, and its record
+added to the ``finished`` stream, exactly once; the late finish is dropped, with a log
+line. A worker keeps the leases of its items in flight with `renew` (as a queue's
+visibility timeout is extended), so `lease_seconds` bounds how long a dead worker's items
+wait, not how long a fetch may take. Reclaimed items go back to the front of their
+host's queue with one more try: every hand-out counts toward the crawl's max tries.
 
 Redis restarts. A command in flight when the connection drops may or may not have been
 applied. Every mutating call carries an operation id, and its script keeps its reply for
@@ -90,6 +96,7 @@ import six
 from tinytornado import gen
 from tinytornado.ioloop import IOLoop
 from tinytornado.locks import Condition
+from tinytornado.log import app_log
 
 from .journal import as_journaled
 from .redisclient import ConnectionError
@@ -204,15 +211,18 @@ local function admit(first)
   return admitted
 end
 
+-- An expired lease's hand-out counts as a try (its worker died, or hung): a URL that
+-- kills every worker it is handed to reaches the crawl's max tries, and fails then.
 local function reclaim(limit)
   local urls = redis.call('ZRANGEBYSCORE', P .. 'deadlines', '-inf', NOW, 'LIMIT', 0, limit)
   for _, url in ipairs(urls) do
     local lease = redis.call('HGET', P .. 'leases', url)
     redis.call('HDEL', P .. 'leases', url)
     redis.call('ZREM', P .. 'deadlines', url)
-    local text = string.match(lease, '^%d+ (.*)$')
-    redis.call('HINCRBY', P .. 'active', host_of(text), -1)
-    requeue(text)
+    local item = cjson.decode(string.match(lease, '^%d+ (.*)$'))
+    redis.call('HINCRBY', P .. 'active', item[2], -1)
+    item[5] = item[5] + 1
+    requeue(cjson.encode(item))
   end
   return #urls
 end
@@ -358,6 +368,20 @@ redis.call('HSET', P .. 'delay', ARGV[7], ARGV[8])
 schedule(ARGV[7])
 """
 
+# ARGV[7..]: (url, token) pairs of leases held: each still held gets `lease_seconds`
+# from now. The number renewed.
+_RENEW = """
+local renewed = 0
+for i = 7, #ARGV, 2 do
+  local lease = redis.call('HGET', P .. 'leases', ARGV[i])
+  if lease and string.match(lease, '^(%d+) ') == ARGV[i + 1] then
+    redis.call('ZADD', P .. 'deadlines', NOW + LEASE, ARGV[i])
+    renewed = renewed + 1
+  end
+end
+return renewed
+"""
+
 _RECLAIM = """
 local total, n = 0, 100
 while n == 100 do
@@ -376,7 +400,7 @@ return {tonumber(counts[1] or '0'), redis.call('ZCARD', P .. 'delayed'),
 """
 
 _SCRIPTS = dict(admit=_ADMIT, start=_START, lease=_LEASE, done=_DONE, retry=_RETRY,
-                put_back=_PUT_BACK, pause=_PAUSE, set_delay=_SET_DELAY, reclaim=_RECLAIM,
+                put_back=_PUT_BACK, pause=_PAUSE, set_delay=_SET_DELAY, reclaim=_RECLAIM, renew=_RENEW,
                 status=_STATUS)
 
 _ATTEMPTS = 3  # sends of a call; a Redis restart costs one
@@ -398,7 +422,7 @@ class RedisWorkStore(object):
         item_type: builds the items `lease` returns from (url, host, depth, max_redirect,
             tries): the crawler's WorkItem.
         lease_seconds: how long a leased item stays with its worker before it may be
-            reclaimed; longer than the slowest try of a URL.
+            reclaimed, unless renewed (`renew`).
         max_per_host: leases of one host at once, crawl-wide; None for no limit.
         delay: seconds between two hand-outs to one host, crawl-wide.
         hashed_seen: keep 64-bit hashes of the URLs seen, not the URLs, in
@@ -438,7 +462,10 @@ class RedisWorkStore(object):
         self._scripts = dict((name, client.register_script(_PRELUDE + body))
                              for name, body in _SCRIPTS.items())
         self._operation_ids = _operation_ids()
-        self._leases = {}  # url -> (token, server time of the hand-out) of our leases
+        # id(item) -> (item, token, server time of the hand-out) of our leases: per item
+        # leased, not per URL, since a URL may be leased to this store twice (its first
+        # lease lost), and each holder must finish it with its own token.
+        self._leases = {}
         self._changed = Condition()  # our own calls that may make work wake our leases
 
     def __repr__(self):
@@ -483,8 +510,9 @@ class RedisWorkStore(object):
     def _done(self, item, token, record, new_items):
         reply = yield self._run('done', [item.url, token, record] +
                                 self._admission(new_items))
-        self._ended(item, token)
+        self._ended(item)
         if reply[0] == b'lost':
+            _log_lost(item, 'finished')
             raise gen.Return(None)
         raise gen.Return([new_items[index] for index in reply[1]])
 
@@ -511,12 +539,22 @@ class RedisWorkStore(object):
     def _give_back(self, name, item, token, arguments):
         """End the lease of `item` by script `name`: True, or False if it was lost."""
         reply = yield self._run(name, [item.url, token] + arguments)
-        self._ended(item, token)
+        self._ended(item)
+        if reply[0] != 1:
+            _log_lost(item, 'given back')
         raise gen.Return(reply[0] == 1)
 
     def lease_time(self, item):
         """The server's time (seconds since the epoch) `item` was leased to this store."""
-        return self._leases[item.url][1]
+        return self._leases[id(item)][2]
+
+    def renew(self):
+        """Give every lease this store holds `lease_seconds` from now (those still
+        held: a lease lost is not taken back); a Future of how many were renewed."""
+        arguments = []
+        for item, token, _ in self._leases.values():
+            arguments += [item.url, token]
+        return self._run('renew', arguments)
 
     @gen.coroutine
     def reclaim(self):
@@ -608,20 +646,19 @@ class RedisWorkStore(object):
 
     def _leased(self, token, text, now):
         url, host, depth, max_redirect, tries = json.loads(six.ensure_text(text))
-        url = six.ensure_str(url)
-        self._leases[url] = (token, now / 1000.0)
-        return self.item_type(url, six.ensure_str(host), depth, max_redirect, tries)
+        item = self.item_type(six.ensure_str(url), six.ensure_str(host), depth,
+                              max_redirect, tries)
+        self._leases[id(item)] = (item, token, now / 1000.0)
+        return item
 
     def _token(self, item):
-        lease = self._leases.get(item.url)
-        if lease is None:
+        lease = self._leases.get(id(item))
+        if lease is None or lease[0] is not item:
             raise ValueError('%s is not leased to this store' % (item.url,))
-        return lease[0]
+        return lease[1]
 
-    def _ended(self, item, token):
-        # The same URL may have been leased to this store again meanwhile: keep that one.
-        if self._leases.get(item.url, (None,))[0] == token:
-            del self._leases[item.url]
+    def _ended(self, item):
+        del self._leases[id(item)]
         self._changed.notify_all()
 
     @gen.coroutine
@@ -645,6 +682,11 @@ class RedisWorkStore(object):
                     raise
             else:
                 raise gen.Return(reply)
+
+
+def _log_lost(item, how):
+    app_log.warning('%s not %s: its lease was lost (it expired, and the URL was handed out '
+                    'again); its new holder finishes it', item.url, how)
 
 
 def _milliseconds(seconds):

@@ -1,33 +1,25 @@
-"""The crawl's work store: its seen set, its queue of hosts and its record, behind one interface.
+"""The crawl's work stores: its seen set, its queue of hosts and its record, each keeping
+the contract of storecontract.py, the one interface the engine uses.
 
-`Crawler` asks its store for work and tells it how each try went; the store decides what
-is new, which host may be asked, and what survives the process. Three stores:
-
-- `MemoryWorkStore`: today's crawl in this process, a `frontier.Frontier` (per-host queues,
+- `MemoryWorkStore`: the crawl in this process, a `frontier.Frontier` (per-host queues,
   politeness counted from each request's sending, AutoThrottle) and a seen set;
 - `SqliteWorkStore`: the same, journaled in SQLite (`journal.Journal`), so that a killed
   crawl resumes with its tries, its failing hosts and its options;
 - `SharedWorkStore`: a `redisstore.RedisWorkStore`, shared by any number of processes.
 
-Each implements the work-store interface of redisstore.py's docstring as the engine uses
-it: ``lease()`` (an item, or None once nothing is queued or in flight), ``done(item,
-statistic, new_items)`` (a Future of the items admitted, or None if the lease was lost),
-``retry(item)``, ``start(meta, roots, items)``; hosts are paused and slowed through the
-object ``hosts`` the `hostpolicy.HostPolicy` is attached to. The in-process stores answer
-with Futures already resolved, which a coroutine goes through without a loop pass: the
-hot path costs one call more per URL than the bare frontier.
+The in-process stores answer with Futures already resolved, which a coroutine goes
+through without a loop pass: the hot path costs one call more per URL than the bare
+frontier. They fail a given-up host's URLs themselves (those waiting when it is given
+up, those found later, those a resume restores), without a try, through the `report` of
+`start`; the SQLite store journals a host's failures in a row as its policy counts them,
+read when an item of the host is given back. In the shared store a URL of a host this
+process gave up is refused when leased (the policy's `refusal`: other processes may not
+have given it up), and AutoThrottle is off: the delay between two hand-outs to a host is
+the store's, fixed, crawl-wide (`delay`, or the throttle's `start_delay` when none is
+given), since each process's adapted delay would disagree with the others'.
 
-What the in-process stores do that the shared one cannot (a failing host's URLs failed
-without a try, `remove_pending`; the journal of a resume) keeps the crawl of one process
-exactly what it was. All of them put a URL back for its host's turn after robots.txt
-was read in its lease (`put_back`). In the shared store a URL of a host this process
-gave up is refused when leased, and AutoThrottle is off: the delay between two hand-outs
-to a host is the store's, fixed, crawl-wide (`delay`, or the throttle's `start_delay`
-when none is given), since each process's adapted delay would disagree with the others'.
-
-Invariant of the in-process stores: every item leased (or removed with
-`remove_pending`) is released once, by `done`, `retry`, `abandon`, `put_back` or
-`release`; `lease` resolves None once none is queued or in flight.
+Invariant of the in-process stores: every item leased (or taken out of the queue, its
+host given up) is released once; `lease` resolves None once none is queued or in flight.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -36,13 +28,17 @@ import json
 from tinytornado import gen
 from tinytornado._waiters import resolved_future
 from tinytornado.ioloop import IOLoop
+from tinytornado.log import app_log
 
 from .crawloptions import JOURNALED_OPTIONS
 from .frontier import Frontier
+from .hostpolicy import HostPolicy
 from .journal import Journal, contradictions
-from .redisclient import RedisClient
+from .redisclient import ConnectionError, RedisClient
 from .redisstore import RedisWorkStore
 from .seen import new_seen_set
+from .stats import FetchStatistic
+from .storecontract import WorkStore
 from .urls import normalize_url
 
 __all__ = ['MemoryWorkStore', 'SqliteWorkStore', 'SharedWorkStore', 'SharedHosts',
@@ -82,7 +78,7 @@ def open_work_store(options, item_type):
                                lease_seconds=options.lease_seconds, own_client=True)
     if options.state is None:
         return MemoryWorkStore()
-    return SqliteWorkStore(options.state, options.resume)
+    return SqliteWorkStore(options.state, options.resume, item_type)
 
 
 def _normalized_roots(roots):
@@ -96,46 +92,31 @@ def _required_roots(roots):
     return roots
 
 
-class MemoryWorkStore(object):
+class MemoryWorkStore(WorkStore):
     """The work of a crawl in this process; see the module docstring."""
-    in_process = True
-    journal = None
-    resuming = False
 
     def __init__(self):
-        self.frontier = self.seen_urls = None
-        # Hosts whose new URLs are not queued: the engine fails them (given up).
-        self.hold_back = None
+        self.roots = self.report = None
 
-    @property
-    def hosts(self):
-        """What the host policy pauses and slows: the frontier."""
-        return self.frontier
-
-    def take_roots(self, roots, given, options):
+    def open(self, roots, given, options):
         """The normalised roots; ValueError if there is none."""
+        self.roots = self._take_roots(roots, given, options)
+        self.seen_urls = new_seen_set(options.hashed_seen)
+        self.policy = HostPolicy(options)
+        self.frontier = self.hosts = Frontier(*self.policy.frontier_settings())
+        self.policy.attach(self.frontier)
+        return self.roots
+
+    def _take_roots(self, roots, given, options):
         return _required_roots(roots)
 
-    def attach(self, policy, options):
-        """Make the queue of `policy`'s politeness (a `hostpolicy.HostPolicy`), and the
-        seen set `options` ask for."""
-        self.seen_urls = new_seen_set(options.hashed_seen)
-        self.frontier = Frontier(*policy.frontier_settings())
-        self.hold_back = policy.is_given_up
-        policy.attach(self.frontier)
-
-    def start(self, meta, roots, items):
-        """Queue `items`, the roots admitted; a Future of (True, `meta`)."""
-        self.queue(items)
-        return resolved_future((True, meta))
+    def start(self, meta, first_items, report):
+        """Queue the first items; a Future of no statistic (nothing was finished)."""
+        self.report = report
+        self._queue(first_items())
+        return resolved_future([])
 
     # -- the work ------------------------------------------------------------------------
-
-    def queue(self, items):
-        """Queue `items`, admitted already (in `seen_urls`)."""
-        put = self.frontier.put
-        for item in items:
-            put(item)
 
     def lease(self):
         if self.frontier.unfinished() == 0:
@@ -144,48 +125,42 @@ class MemoryWorkStore(object):
 
     def done(self, item, statistic, new_items):
         """Record `statistic` of leased `item`; queue `new_items` (admitted by the engine
-        through `seen_urls`) but those of held-back hosts; a Future of `new_items`."""
-        self._record(statistic, new_items)
-        hold_back = self.hold_back
+        through `seen_urls`), failing those of given-up hosts; a Future of `new_items`."""
+        self._record(item, statistic, new_items)
+        is_given_up = self.policy.is_given_up
         put = self.frontier.put
+        refused = []
         for new in new_items:
-            if not hold_back(new.host):
+            if is_given_up(new.host):
+                refused.append(new)
+            else:
                 put(new)
-        self.release(item)
+        if is_given_up(item.host):
+            self._fail_pending(item.host)
+        self._release(item)
+        for new in refused:
+            self._fail_given_up(new, 0)
         return resolved_future(new_items)
 
     def retry(self, item):
         """Put `item` back, before its host's others, with one more try."""
+        self._record_failure(item)
         self.frontier.put(item._replace(tries=item.tries + 1), front=True)
-        self.release(item)
-        return resolved_future(True)
+        self._release(item)
+        return _NOTHING
 
     def put_back(self, item):
         """Put `item` back as it was, for its host's next turn (no try was made)."""
         self.frontier.put(item, front=True)
-        self.release(item)
+        self._release(item)
         return _NOTHING
 
     def abandon(self, item):
-        """Let go of `item` unfinished: a stopped crawl drops it (a journal keeps it)."""
-        self.release(item)
+        """Let go of `item` unfinished: a stopped crawl drops it (a journal keeps it,
+        with its failed try counted)."""
+        self._record_failure(item)
+        self._release(item)
         return _NOTHING
-
-    def release(self, item):
-        """`item`, leased or removed, is dealt with; once nothing is left, every waiting
-        `lease` resolves None."""
-        frontier = self.frontier
-        frontier.task_done(item)
-        if frontier.unfinished() == 0:
-            frontier.release_getters(None)
-
-    def remove_pending(self, host):
-        """Take the waiting items of `host` out of the queue (each to be `release`d)."""
-        return self.frontier.remove_pending(host)
-
-    def finish(self, statistic):
-        """Record `statistic` of an item never leased, or removed (its host given up)."""
-        self._record(statistic, ())
 
     def unfinished(self):
         """Items queued or in flight."""
@@ -194,28 +169,60 @@ class MemoryWorkStore(object):
     def close(self):
         self.frontier.close()
 
+    def _queue(self, items):
+        """Queue `items`, admitted already (in `seen_urls`), failing those of given-up
+        hosts (a resume's)."""
+        is_given_up = self.policy.is_given_up
+        put = self.frontier.put
+        for item in items:
+            if is_given_up(item.host):
+                self._fail_given_up(item, 0)
+            else:
+                put(item)
+
+    def _release(self, item):
+        """`item`, leased or removed, is dealt with; once nothing is left, every waiting
+        `lease` resolves None."""
+        frontier = self.frontier
+        frontier.task_done(item)
+        if frontier.unfinished() == 0:
+            frontier.release_getters(None)
+
+    def _fail_pending(self, host):
+        """Finish every waiting URL of given-up `host` as failed, without a try."""
+        for item in self.frontier.remove_pending(host):
+            try:
+                self._fail_given_up(item, item.tries)
+            finally:
+                self._release(item)
+
+    def _fail_given_up(self, item, tries):
+        """Finish `item`, of a given-up host, as failed after `tries`, and report it."""
+        statistic = FetchStatistic(item.url, depth=item.depth, tries=tries,
+                                   exception=self.policy.given_up(item.host))
+        self._record(item, statistic, ())
+        self.report(statistic)
+
     # -- the record (a journal's) ----------------------------------------------------------
 
-    def _record(self, statistic, new_items):
+    def _record(self, item, statistic, new_items):
         pass  # nothing outlives the process
 
-    def failed(self, item, failures, pause):
-        """`item` failed a try; its host has `failures` in a row and `pause` seconds."""
-
-    def host_succeeded(self, host):
-        """`host`, which had failures, answered."""
+    def _record_failure(self, item):
+        pass
 
 
 class SqliteWorkStore(MemoryWorkStore):
     """A `MemoryWorkStore` journaled in the SQLite file `path`: whatever instant the
     process dies at, a resume (`resume`) finds each URL finished with its links queued,
-    or queued with its tries.
+    or queued with its tries. `item_type` makes the items it restores (the engine's
+    WorkItem).
 
     Raises:
         ValueError: `path` holds a crawl and `resume` is not set.
     """
 
-    def __init__(self, path, resume):
+    def __init__(self, path, resume, item_type):
         MemoryWorkStore.__init__(self)
         journal = Journal(path)
         if not journal.is_empty() and not resume:
@@ -223,21 +230,27 @@ class SqliteWorkStore(MemoryWorkStore):
             raise ValueError('%s holds a crawl already: resume it, or remove the file'
                              % path)
         self.journal = journal
+        self.item_type = item_type
         self.resuming = not journal.is_empty()
+        self._failures = {}  # host -> its failures in a row, as journaled
 
-    def take_roots(self, roots, given, options):
-        """The normalised roots; a resumed crawl takes them and its options (set on
-        `options`) back from the journal. ValueError if `roots` or `given` options
-        contradict the journal's, or there is no root."""
+    def open(self, roots, given, options):
+        """As `MemoryWorkStore.open`; the journal is closed if the crawl is refused."""
         try:
-            roots = _normalized_roots(roots)
-            if self.resuming:
-                self._take_options(roots, given, options)
-                roots = roots or self.journal.get_meta('roots', [])
-            return _required_roots(roots)
+            return MemoryWorkStore.open(self, roots, given, options)
         except ValueError:
             self.journal.close()
             raise
+
+    def _take_roots(self, roots, given, options):
+        """The normalised roots; a resumed crawl takes them and its options (set on
+        `options`) back from the journal. ValueError if `roots` or `given` options
+        contradict the journal's, or there is no root."""
+        roots = _normalized_roots(roots)
+        if self.resuming:
+            self._take_options(roots, given, options)
+            roots = roots or self.journal.get_meta('roots', [])
+        return _required_roots(roots)
 
     def _take_options(self, roots, given, options):
         """Set the journaled options on `options`; a journal without options (from an
@@ -254,37 +267,61 @@ class SqliteWorkStore(MemoryWorkStore):
             if name in JOURNALED_OPTIONS:
                 setattr(options, name, value)
 
-    def start(self, meta, roots, items):
+    def start(self, meta, first_items, report):
         """Journal `meta` (the options; on resuming too: a journal of an older version
-        has none yet); a new crawl's roots and `items` too, and queue them."""
+        has none yet); a new crawl's roots and first items too, and queue them; a resume
+        takes the journal's crawl back."""
         self.journal.set_meta('options', meta)
         if self.resuming:
-            return resolved_future((False, meta))
-        self.journal.set_meta('roots', roots)
-        self.journal.queue([journal_entry(item) for item in items])
-        return MemoryWorkStore.start(self, meta, roots, items)
+            self.report = report
+            return resolved_future(self._restore())
+        self.journal.set_meta('roots', self.roots)
+        return MemoryWorkStore.start(self, meta, self._journaled(first_items), report)
 
-    def restore(self, item_type):
-        """The journal's crawl: ({host: (failures, pause)}, the finished URLs' statistic
-        dicts, the unfinished items with their tries); every URL joins `seen_urls`."""
+    def _journaled(self, first_items):
+        def journaled():
+            items = first_items()
+            self.journal.queue([journal_entry(item) for item in items])
+            return items
+        return journaled
+
+    def _restore(self):
+        """Take the journal's crawl back: the failing hosts paused (or given up) as they
+        were, every URL in `seen_urls`, the unfinished ones queued with their tries; the
+        finished ones' statistics."""
+        health = self.policy.health
+        for host, (failures, pause) in self.journal.hosts().items():
+            health.restore(host, failures, pause)
+            self._failures[host] = failures
         finished, pending = [], []
         for entry in self.journal.restore():
             self.seen_urls.add(entry.url)
             if entry.statistic is not None:
-                finished.append(entry.statistic)
+                finished.append(FetchStatistic.from_dict(entry.statistic))
             else:
-                pending.append(item_type(entry.url, host_key(entry.url), entry.depth,
-                                         entry.max_redirect, entry.tries))
-        return self.journal.hosts(), finished, pending
+                pending.append(self.item_type(entry.url, host_key(entry.url), entry.depth,
+                                              entry.max_redirect, entry.tries))
+        self._queue(pending)
+        return finished
 
-    def _record(self, statistic, new_items):
+    def _record(self, item, statistic, new_items):
+        self._record_host(item)
         self.journal.finish(statistic, [journal_entry(new) for new in new_items])
 
-    def failed(self, item, failures, pause):
+    def _record_failure(self, item):
+        failures, pause = self.policy.health.snapshot(item.host)
         self.journal.failed(item.url, item.tries + 1, item.host, failures, pause)
+        self._failures[item.host] = failures
 
-    def host_succeeded(self, host):
-        self.journal.host_succeeded(host)
+    def _record_host(self, item):
+        """Journal the failures in a row of `item`'s host if its try changed them."""
+        failures = self.policy.failures(item.host)
+        if failures != self._failures.get(item.host, 0):
+            if failures:
+                self._record_failure(item)
+            else:
+                self.journal.host_succeeded(item.host)
+                del self._failures[item.host]
 
     def close(self):
         MemoryWorkStore.close(self)
@@ -296,7 +333,7 @@ def host_key(url):
     return url.split('/', 3)[2]
 
 
-class SharedWorkStore(object):
+class SharedWorkStore(WorkStore):
     """The work of a crawl shared by many processes: a `redisstore.RedisWorkStore` as the
     engine uses it; see the module docstring.
 
@@ -304,15 +341,14 @@ class SharedWorkStore(object):
         client: a `redisclient.RedisClient` (closed with the store if `own_client`).
         crawl_id: the crawl's name in Redis.
         item_type: makes the items `lease` gives (the engine's WorkItem).
-        lease_seconds: how long an item stays with this process before another may
-            take it; longer than the slowest try of a URL.
+        lease_seconds: how long an item stays with this process unless renewed: while
+            items are in flight, the store renews their leases every third of it, so a
+            dead process's items come back this long after it died, and a slow fetch
+            keeps its item.
 
     Its `seen_urls` is this process's: what it admitted or found in the crawl, tested
     before the store's own seen set so that a link seen again costs no round trip.
     """
-    in_process = False
-    frontier = journal = hold_back = None
-    resuming = False
 
     def __init__(self, client, crawl_id, item_type, lease_seconds=60.0, own_client=False):
         self.client = client
@@ -320,37 +356,42 @@ class SharedWorkStore(object):
         self.item_type = item_type
         self.lease_seconds = lease_seconds
         self.own_client = own_client
-        self.store = self.seen_urls = self.hosts = None
+        self.store = self.roots = None
+        self.io_loop = IOLoop.current()
         self._leased = 0
+        self._renewal = None  # the timeout of the next renewal, while items are leased
+        self._closed = False
 
-    def take_roots(self, roots, given, options):
-        """The normalised roots; a worker joining the crawl takes them (and its options)
-        from the crawl's meta beforehand (`crawl_meta`)."""
-        return _required_roots(roots)
-
-    def attach(self, policy, options):
-        """Make the Redis store of `policy`'s politeness (`hostpolicy.HostPolicy`):
-        its per-host cap and its delay, fixed (AutoThrottle's start with none given)."""
+    def open(self, roots, given, options):
+        """The normalised roots (a worker joining the crawl takes them, and its options,
+        from the crawl's meta beforehand: `crawl_meta`); makes the Redis store of the
+        policy's politeness: its per-host cap and its delay, fixed (AutoThrottle's start
+        with none given)."""
+        self.roots = _required_roots(roots)
         self.seen_urls = new_seen_set(options.hashed_seen)
+        self.policy = HostPolicy(options)
         self.store = RedisWorkStore(
             self.client, self.crawl_id, self.item_type, lease_seconds=self.lease_seconds,
-            max_per_host=policy.max_per_host, delay=policy.delay,
+            max_per_host=self.policy.max_per_host, delay=self.policy.delay,
             hashed_seen=options.hashed_seen, max_pages=options.max_pages)
         self.hosts = SharedHosts(self.store)
-        policy.attach(self.hosts)
+        self.policy.attach(self.hosts)
+        return self.roots
 
     @gen.coroutine
-    def start(self, meta, roots, items):
-        """Start the crawl with `meta` (its options), `roots` and `items` (the roots
-        admitted), or join it; ValueError if it was started with other options or roots.
-        """
-        fields = dict(options=dict(meta, hashed_seen=self.store.hashed_seen), roots=roots)
-        created, stored = yield self.store.start(fields, items)
+    def start(self, meta, first_items, report):
+        """Start the crawl with `meta` (its options), the roots and the first items, or
+        join it; ValueError if it was started with other options or roots. Nothing was
+        finished by this process before."""
+        fields = dict(options=dict(meta, hashed_seen=self.store.hashed_seen),
+                      roots=self.roots)
+        created, stored = yield self.store.start(fields, first_items())
         if not created:
-            wrong = meta_contradictions(fields['options'], roots, stored, "the crawl's")
+            wrong = meta_contradictions(fields['options'], self.roots, stored,
+                                        "the crawl's")
             if wrong:
                 raise ValueError('crawl %s: %s' % (self.crawl_id, '; '.join(wrong)))
-        raise gen.Return((created, stored))
+        raise gen.Return([])
 
     def lease(self):
         future = self.store.lease()
@@ -360,43 +401,61 @@ class SharedWorkStore(object):
     def _count_lease(self, future):
         if not future.cancelled() and future.exception() is None and future.result():
             self._leased += 1
+            if self._renewal is None and not self._closed:
+                self._renewal = self.io_loop.call_later(self.lease_seconds / 3.0,
+                                                        self._renew)
+
+    def _given_back(self):
+        self._leased -= 1
+        if self._leased == 0 and self._renewal is not None:
+            self.io_loop.remove_timeout(self._renewal)
+            self._renewal = None
+
+    def _renew(self):
+        """Renew the leases of the items in flight, and again a third of a lease later."""
+        self._renewal = self.io_loop.call_later(self.lease_seconds / 3.0, self._renew)
+        self.io_loop.add_future(self.store.renew(), self._renewed)
+
+    def _renewed(self, future):
+        try:
+            future.result()
+        except ConnectionError as e:  # the next renewal tries again
+            app_log.warning('crawl %s: the leases of this process could not be renewed '
+                            '(%s): a lease that expires goes to another worker',
+                            self.crawl_id, e)
 
     def done(self, item, statistic, new_items):
         """Finish `item` with `statistic`, admitting `new_items`; a Future of those
         new crawl-wide, or None if the lease was lost."""
-        self._leased -= 1
+        self._given_back()
         return self.store.done(item, json.dumps(statistic.to_dict(), sort_keys=True),
                                new_items)
 
     def retry(self, item):
         """Put `item` back with one more try; the pause of its host is the store's."""
-        self._leased -= 1
+        self._given_back()
         return self.store.retry(item)
 
     def put_back(self, item):
         """Put `item` back as it was, its host next asked its delay from now."""
-        self._leased -= 1
+        self._given_back()
         return self.store.put_back(item)
 
     # A stopped crawl gives its failed item back with the try counted, as a journal
     # keeps it.
     abandon = retry
 
-    def remove_pending(self, host):
-        """Nothing: the URLs of a host this process gave up are refused when leased."""
-        return ()
-
-    def failed(self, item, failures, pause):
-        """Nothing: the pause is the store's (`SharedHosts.pause_host`)."""
-
-    def host_succeeded(self, host):
-        """Nothing: failures in a row are counted per process."""
-
     def unfinished(self):
         """The items leased to this process and not given back."""
         return self._leased
 
     def close(self):
+        """Stop renewing leases: those of items still in flight expire, and come back
+        to the crawl with a try counted, as a dead process's would."""
+        self._closed = True
+        if self._renewal is not None:
+            self.io_loop.remove_timeout(self._renewal)
+            self._renewal = None
         if self.own_client:
             self.client.close()
 

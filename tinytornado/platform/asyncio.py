@@ -14,6 +14,12 @@ and the loop's clock is the asyncio loop's. It is a sibling of tinytornado's own
 tinytornado's. ``IOLoop.configure(AsyncIOLoop)`` makes ``IOLoop()`` an `AsyncIOLoop` and,
 as in Tornado 5.1, the loop ``IOLoop.current()`` creates an `AsyncIOMainLoop`.
 
+Each asyncio loop has at most one IOLoop, the asyncio-backed loop built on it last (kept in
+`_ioloops`). In a thread with no current loop that runs an asyncio loop (``asyncio.run()``),
+``IOLoop.current()`` is that IOLoop, an `AsyncIOMainLoop` made on first use and not made
+current, so legacy coroutines awaited there run on asyncio's loop, as in Tornado 5.1.
+`tinytornado.ioloop` loads `_ioloop_of_running_loop` by name for this, importing this module.
+
 Tinytornado coroutines, asyncio tasks and asyncio libraries then share one loop and one
 thread. An asyncio pass runs the callbacks that were ready, then the I/O handlers, then
 the due timers: the order of tinytornado's own pass. Two things are kept that asyncio
@@ -94,6 +100,7 @@ class BaseAsyncIOLoop(IOLoop):
         self._close_loop = close_loop
         self._handlers = {}
         self._timer_groups = {}
+        _register_ioloop_of(asyncio_loop, self)  # First: initialize asks current().
         super(BaseAsyncIOLoop, self).initialize(make_current)
 
     @classmethod
@@ -120,6 +127,8 @@ class BaseAsyncIOLoop(IOLoop):
         return self.asyncio_loop.is_running()
 
     def _release(self):
+        if _ioloops.get(self.asyncio_loop) is self:
+            _ioloops.pop(self.asyncio_loop, None)
         for fileno in list(self._handlers):
             self.remove_handler(fileno)
         for group in self._timer_groups.values():
@@ -254,13 +263,35 @@ class AsyncIOLoop(BaseAsyncIOLoop):
 class AsyncIOMainLoop(BaseAsyncIOLoop):
     """An IOLoop on the asyncio loop in use: the running one, else asyncio's current one.
 
-    Closing it leaves the asyncio loop open. Create one (and make it current) inside an
-    asyncio program before calling tinytornado code: ``AsyncIOMainLoop().make_current()``.
+    Closing it leaves the asyncio loop open. Inside an asyncio program ``IOLoop.current()``
+    makes one when first asked (see the module docstring); one made by hand replaces it.
     """
 
     def initialize(self, make_current=None):
         asyncio_loop = asyncio._get_running_loop() or asyncio.get_event_loop()
         super(AsyncIOMainLoop, self).initialize(asyncio_loop, make_current=make_current)
+
+
+# The IOLoop of each asyncio loop: the asyncio-backed loop built on it last, and not closed.
+# An asyncio loop closed by asyncio (asyncio.run() ends) leaves its entry behind, dropped
+# when the next one is built: the asyncio loop cannot tell its users it closed.
+_ioloops = {}
+
+
+def _register_ioloop_of(asyncio_loop, ioloop):
+    for loop in list(_ioloops):  # A copy: other threads may register theirs meanwhile.
+        if loop.is_closed():
+            _ioloops.pop(loop, None)
+    _ioloops[asyncio_loop] = ioloop
+
+
+def _ioloop_of_running_loop(asyncio_loop, instance):
+    """`IOLoop.current()` in a thread that has no current loop but runs `asyncio_loop`:
+    its IOLoop, made (not current) if it has none and `instance`."""
+    loop = _ioloops.get(asyncio_loop)
+    if loop is None and instance:
+        loop = AsyncIOMainLoop(make_current=False)
+    return loop
 
 
 class _ClockEventLoop(asyncio.SelectorEventLoop):
