@@ -25,6 +25,12 @@ The method is run.py's: every measurement in a fresh process (``--measure``), ro
 interleaving the implementations, medians over rounds; the ratio is peer / tinytornado of
 the median largest lateness (above 1: tinytornado's callers hear sooner). To measure
 another checkout's tinytornado, run with PYTHONPATH set to it.
+
+After each tinytornado storm (and a pause for the cancelled fetches' coroutines to end),
+the run counts the pool slots still held and the sockets still open that the storm
+opened: both must be 0, else the run fails (issue 28: a fetch whose connection completed
+in the pass its timeout fired held its slot and socket for ever). Where /proc/self/fd is
+missing, sockets are not counted.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -50,6 +56,9 @@ SET_UP_SECONDS = {'same deadline': 3.0, 'shuffled': 3.0, 'all in flight': 10.0,
                   'no fetch': 3.0}
 SHUFFLE_SPREAD = 0.01
 REQUEST = b'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+# After the callers have all resumed: time for the cancelled fetches to end and close.
+SETTLE_SECONDS = 0.5
+HELD = ('slots held', 'sockets held')
 HERE = os.path.abspath(__file__)
 
 
@@ -67,14 +76,31 @@ def in_flight(scenario, fetches):
     return fetches if scenario == 'all in flight' else QUEUED_IN_FLIGHT
 
 
+def open_sockets():
+    """How many sockets this process has open; None where /proc/self/fd is missing."""
+    directory = '/proc/self/fd'
+    if not os.path.isdir(directory):
+        return None
+    count = 0
+    for name in os.listdir(directory):
+        try:
+            target = os.readlink(os.path.join(directory, name))
+        except OSError:
+            continue  # listdir's own descriptor, closed once it returned
+        count += target.startswith('socket:')
+    return count
+
+
 def run_tinytornado(port, offsets, max_clients, check_set_up, fetching=True):
-    """The latenesses of `offsets` fetches on tinytornado (or any Tornado-API package);
+    """The latenesses of `offsets` fetches on tinytornado (or any Tornado-API package),
+    and what the storm left held ({'slots held': n, 'sockets held': n or None});
     `check_set_up(seconds)` is told how long making them took. Not `fetching`, each waits
     on a Future that never resolves instead."""
     gen = import_optional('tinytornado.gen')
     future_class = import_optional('tinytornado.concurrent').Future
     httpclient = import_optional('tinytornado.httpclient')
     io_loop = import_optional('tinytornado.ioloop').IOLoop.current()
+    sockets_before = open_sockets()
     client = httpclient.AsyncHTTPClient(max_clients=max_clients)
     url = 'http://127.0.0.1:%d/' % port
     latenesses = []
@@ -95,8 +121,12 @@ def run_tinytornado(port, offsets, max_clients, check_set_up, fetching=True):
         yield waits
 
     io_loop.run_sync(fetch_all)
+    io_loop.run_sync(lambda: gen.sleep(SETTLE_SECONDS))
+    sockets_after = open_sockets()
+    held = {'slots held': client._pool.active,
+            'sockets held': None if sockets_before is None else sockets_after - sockets_before}
     client.close()
-    return latenesses
+    return latenesses, held
 
 
 def check_set_up(first_deadline, seconds):
@@ -112,9 +142,10 @@ def measure(implementation, scenario, fetches):
     offsets = deadline_offsets(scenario, fetches)
     check = functools.partial(check_set_up, min(offsets))
     fetching = scenario != 'no fetch'
+    held = {}
     if implementation == 'tinytornado':
-        latenesses = run_tinytornado(port, offsets, in_flight(scenario, fetches), check,
-                                     fetching)
+        latenesses, held = run_tinytornado(port, offsets, in_flight(scenario, fetches), check,
+                                           fetching)
     elif sys.version_info[0] < 3:
         raise Unavailable('Python 2 has no asyncio')
     else:
@@ -124,7 +155,9 @@ def measure(implementation, scenario, fetches):
     listener.close()
     if len(latenesses) != fetches:
         raise AssertionError('%d of %d fetches timed out' % (len(latenesses), fetches))
-    return {'median': median(latenesses), 'largest': max(latenesses)}
+    report = {'median': median(latenesses), 'largest': max(latenesses)}
+    report.update(held)
+    return report
 
 
 def measure_in_child(implementation, scenario, fetches):
@@ -159,6 +192,28 @@ def _ratio(reports, peer):
         return '-'
     return '%.2fx' % (median([r['largest'] for r in other]) /
                       median([r['largest'] for r in tiny]))
+
+
+def held_table(reports, scenarios):
+    """What tinytornado's storms left held, per scenario: the largest over rounds (- where
+    not counted)."""
+    rows = [['after the storm (tinytornado)'] + scenarios, ['---'] * (len(scenarios) + 1)]
+    for field in HELD:
+        cells = []
+        for scenario in scenarios:
+            runs = reports.get((scenario, 'tinytornado'), [])
+            values = [report.get(field) for report in runs]
+            cells.append('-' if not values or None in values else str(max(values)))
+        rows.append([field] + cells)
+    return '\n'.join('| ' + ' | '.join(row) + ' |' for row in rows)
+
+
+def held_failures(reports):
+    """'FAILED' lines for the tinytornado storms that left a slot or a socket held."""
+    return ['FAILED %s: %s after the storm' % (key, ', '.join(
+        '%d %s' % (report[field], field) for field in HELD if report.get(field)))
+            for key, runs in sorted(reports.items()) for report in runs
+            if any(report.get(field) for field in HELD)]
 
 
 def table(reports, scenarios, implementations, fetches, rounds):
@@ -200,7 +255,8 @@ def main(argv):
     print(machine.describe() + '\n')
     reports = measure_rounds(scenarios, implementations, args.fetches, args.rounds)
     print(table(reports, scenarios, implementations, args.fetches, args.rounds))
-    failed = failures(reports)
+    print('\n' + held_table(reports, scenarios))
+    failed = failures(reports) + held_failures(reports)
     for line in failed:
         print(line)
     return 1 if failed else 0

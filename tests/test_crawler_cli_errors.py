@@ -211,11 +211,13 @@ def test_a_root_robots_txt_disallows(serve, capsys):
         '  %s/: robots.txt disallows it; tries: 1' % origin)
 
 
-def test_a_root_that_answers_an_error_was_fetched(serve, capsys):
+def test_a_root_that_answers_an_error_was_fetched_but_not_crawled(serve, capsys):
     server, origin = serve(Pages({}))
-    assert main([origin + '/', '--no-progress'] + UNTHROTTLED_ARGS) == 0
+    assert main([origin + '/', '--no-progress'] + UNTHROTTLED_ARGS) == EXIT_NO_ROOT
     captured = capsys.readouterr()
-    assert captured.err == '' and 'status_404' in captured.out
+    assert 'status_404' in captured.out
+    assert captured.err == ('tinycrawl: no root could be crawled:\n'
+                            '  %s/: answered 404 Not Found\n' % origin)
 
 
 def test_failure_causes_in_words():

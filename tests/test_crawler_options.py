@@ -49,7 +49,7 @@ def test_the_lists_are_made_from_the_table():
     assert 'max_tasks' not in JOURNALED_OPTIONS and 'max_depth' in JOURNALED_OPTIONS
     assert ('demo_port', 'at most', 65535) in NUMBER_LIMITS
     assert [name for name, _ in FILE_OPTIONS] == ['output', 'summary', 'report', 'warc',
-                                                  'state', 'collect']
+                                                  'state', 'collect', 'ca_file']
 
 
 def test_the_command_line_has_every_default_of_the_table():

@@ -237,7 +237,7 @@ def test_crawl_statistics_report_and_summary():
     statistics.finish(todo=2, interrupted=True)
     report = statistics.report()
     assert report.startswith('Interrupted after 6 urls in ')
-    assert '(max_tasks=3)' in report.splitlines()[0]
+    assert ' urls/sec) (max_tasks=3: ' in report.splitlines()[0]
     assert 'Resumed: 1 urls were done before' in report
     assert report.splitlines()[-3:-1] == ['Todo: 2', 'Done: 6']
     assert '   status_200          2' in report

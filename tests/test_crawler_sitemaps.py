@@ -128,7 +128,8 @@ def test_a_plain_sitemap_over_the_cap_is_refused():
 
 @pytest.mark.parametrize('body, message', [
     (b'', 'bad XML'),
-    (b'not xml at all', 'bad XML'),
+    (b'not xml at all', 'line 1 of the text is not an http(s) URL'),  # a text sitemap?
+    (b'http://a.test/\n\nftp://a.test/', 'line 3 of the text is not an http(s) URL'),
     (b'<urlset><url><loc>http://a.test/</loc></url>', 'bad XML'),  # cut short
     (b'<urlset><url><loc>&nbsp;</loc></url></urlset>', 'bad XML'),  # undefined entity
     (b'<html><body>Not found</body></html>', 'not a urlset or a sitemapindex'),
@@ -163,6 +164,16 @@ def test_a_doctype_is_refused_so_no_entity_is_expanded(body):
         with pytest.raises(SitemapError) as raised:
             parse_sitemap(sitemap)
         assert 'DOCTYPE is refused' in str(raised.value)
+
+
+def test_a_text_sitemap_lists_a_url_a_line():
+    body = b'\n  http://a.test/a  \r\nhttps://a.test/caf\xc3\xa9\n\nHTTP://a.test/b'
+    expected = Sitemap([u'http://a.test/a', u'https://a.test/caf\xe9', u'HTTP://a.test/b'], [])
+    assert parse_sitemap(body) == expected
+    assert parse_sitemap(gzipped(body)) == expected
+    with pytest.raises(SitemapError) as raised:
+        parse_sitemap(b'http://a.test/\xff\n')
+    assert 'line 1 of the text is not UTF-8' in str(raised.value)
 
 
 def test_robots_txt_lists_sitemaps():
@@ -338,6 +349,10 @@ def test_index_nesting_and_the_number_of_sitemaps_are_bounded(serve, monkeypatch
     assert found == {'/', '/robots.txt', '/sitemap.xml', '/u0.xml', '/p0', '/i1.xml',
                      '/u1.xml', '/p1', '/i2.xml', '/u2.xml', '/p2', '/i3.xml'}
     assert by_url(statistics)[origin + '/i3.xml'].num_urls == 3
+    # What is left out is counted, and said.
+    assert by_url(statistics)[origin + '/i3.xml'].exception == (
+        'SitemapTooDeep: its 3 sitemaps are left out (indexes are read 3 levels down)')
+    assert statistics.counters['fail_SitemapTooDeep'] == 1
     monkeypatch.setattr(extractors, 'MAX_SITEMAPS', 2)  # besides robots.txt and /sitemap.xml
     statistics = yield crawl([origin + '/'], sitemaps=True)
     assert paths(statistics, origin) == {'/', '/robots.txt', '/sitemap.xml', '/u0.xml',

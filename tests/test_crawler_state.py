@@ -267,4 +267,4 @@ def test_the_rate_counts_only_the_urls_this_run_fetched():
         statistics.add(FetchStatistic('http://a/new%d' % n, status=200))
     statistics.started, statistics.finished = 100.0, 110.0
     assert statistics.report().splitlines()[0] == (
-        'Finished 40 urls in 10.000 secs (max_tasks=2) (0.500 urls/sec/task)')
+        'Finished 40 urls in 10.000 secs (1.0 urls/sec) (max_tasks=2: 0.500 urls/sec/task)')

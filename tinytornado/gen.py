@@ -34,7 +34,9 @@ Cancelling a coroutine's Future asks its Runner to cancel: the Future being wait
 cancelled, and CancelledError is thrown in at the `yield`. The coroutine may catch it to
 clean up; its own Future ends cancelled when CancelledError escapes it. If what it waited
 for had resolved already, that outcome is delivered first and CancelledError comes at the
-next `yield` that waits.
+next `yield` that waits, whatever that waits for: a cancel() accepted always reaches the
+generator (issue 28: a fetch whose connection completed in the pass its timeout fired
+waited for ever, holding a pool slot and a socket).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -48,7 +50,7 @@ from tinytornado._compat import (
     ENDED_FRAMES_KEEP_CALLER, clear_frame, exc_clear, throw_exc_info, with_traceback,
 )
 from tinytornado.concurrent import (
-    _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
+    _CANCELLED, _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
     _call_with_result, _cancellable, _cancelled_exc_info, _done_future,
     _pending_future, _resolve, _set_new_exception, chain_future, future_set_exc_info,
     future_set_result_unless_cancelled, is_future,
@@ -147,11 +149,19 @@ def _python_wrapper(func, replace_callback=True):
             args = e.args
             result = args[0] if args else None
         except Exception:
-            future = Future()
-            future.set_exc_info(sys.exc_info())
-            return future
+            # Made by a call: the traceback holds this frame, and the Future holds the
+            # traceback, so a local naming the Future would be a cycle keeping the
+            # coroutine's locals until the garbage collector runs (issue 28). Tornado 5.1
+            # clears its local in a finally, which every call would pay.
+            return _failed_future(sys.exc_info())
         return _done_future(result)
     return wrapper
+
+
+def _failed_future(exc_info):
+    future = Future()
+    future.set_exc_info(exc_info)
+    return future
 
 
 def _call_with_callback(coroutine_function, args, kwargs, stacklevel):
@@ -217,24 +227,28 @@ class Runner(object):
         # its outcome; self.future is what the generator waits for once it must wait.
         while True:
             if result is _NOT_DONE:
+                if self.must_cancel:  # cancel() came since the last wait: see _cancel_wait
+                    future = self._cancel_wait(future)
+                    result = future._outcome
+                    if result is not _NOT_DONE:
+                        continue
                 # Wait. run goes on only once what it waited for is done (or first
                 # from _start_runner), so each Future is waited for once.
                 self.future = future
                 future.add_done_callback(self.run)
-                if self.must_cancel and future.cancel():
-                    self.must_cancel = False  # Its CancelledError will reach the generator.
                 return
             try:
                 # A cancel() that came meanwhile waits for the next yield that must
                 # wait: a done Future's outcome comes first.
                 if result is not _FAILED:
                     yielded = self.gen.send(result)
-                elif future is not _resolved:
+                elif future is not _resolved and future._state is not _CANCELLED:
                     # The failure of what it waited for: every timeout a coroutine hears
                     # of comes here.
                     yielded = throw_exc_info(self.gen, future.exc_info())
                 else:
-                    yielded = self._throw_cancelled()
+                    # A moment that passed, or a cancellation: see _throw_cancelled.
+                    yielded = self._throw_cancelled(future)
             except _RETURNED as e:
                 args = e.args  # As in the wrapper.
                 value = args[0] if args else None
@@ -274,11 +288,36 @@ class Runner(object):
         # long as the traceback lives: this frame must name nothing that holds it.
         exc_info = future = done = self = None
 
-    def _throw_cancelled(self):
-        """Resume the generator with CancelledError in place of a moment, cancel() having
-        come meanwhile; what it yields next."""
+    def _cancel_wait(self, future):
+        """The Future to wait on for `future`, the generator having yielded it after
+        cancel() was accepted: `future` itself, cancelled (it ends with CancelledError, or
+        its producer refused and it ends as it will, and the next wait is cancelled in
+        turn); or, if it refuses to be cancelled, a cancelled Future in its place, so that
+        the CancelledError comes in at this yield and `future` is left to its producer.
+        """
+        if future.cancel():
+            return future
+        cancelled = Future()
+        cancelled.set_cancelled()
+        return cancelled
+
+    def _throw_cancelled(self, future):
+        """Resume the generator with CancelledError, what it waited for having been
+        cancelled (or in place of a moment, cancel() having come meanwhile); what it
+        yields next.
+
+        The CancelledError of `future` if it has a traceback: a cancelled coroutine's,
+        which shows the yields it went through (gen_test's timeout message lists them).
+        Else a new one: thrown in, an exception takes the generator's frame into its
+        traceback, and that frame often names the Future (``yield waited``), which holds
+        its exception: a cycle per cancelled coroutine, its locals kept until the garbage
+        collector runs (issue 28).
+        """
         self.must_cancel = False
-        return throw_exc_info(self.gen, _cancelled_exc_info())
+        exc_info = future.exc_info()
+        if exc_info is None or exc_info[2] is None:
+            exc_info = _cancelled_exc_info()
+        return throw_exc_info(self.gen, exc_info)
 
     def handle_yield(self, yielded):
         """Take what the generator yielded as the Future to wait for; False if it gave up
@@ -302,15 +341,19 @@ class Runner(object):
     def cancel(self):
         """The coroutine's Future was cancelled: cancel what it waits for.
 
-        If what it waited for has already resolved, that outcome is delivered first (a
-        lock acquired or an item taken is never lost) and CancelledError is thrown in at
-        the next `yield` that has to wait.
+        True means a CancelledError will reach the generator: must_cancel stays set until
+        one does. If what it waited for has already resolved (or refuses the cancel, or
+        was a coroutine that ended all the same), that outcome is delivered first (a lock
+        acquired or an item taken is never lost) and CancelledError is thrown in at the
+        next `yield` that has to wait, whatever that waits for (see _cancel_wait). A
+        generator that returns before it waits again ends with its value.
         """
         if self.gen is None:  # It has ended.
             return False
-        if self.future is not None and self.future.cancel():
-            return True  # Its CancelledError will reach the generator.
+        # Set first: cancelling what it waits for may resume the generator in this stack.
         self.must_cancel = True
+        if self.future is not None:
+            self.future.cancel()
         return True
 
     __call__ = cancel  # The result Future's canceller.
@@ -324,6 +367,10 @@ class Runner(object):
         self.gen = None
         result_future, self.result_future, self.future = self.result_future, None, None
         _settle_returning(result_future, future_set_exc_info, exc_info)
+        if ENDED_FRAMES_KEEP_CALLER:
+            _clear_settling_frames(exc_info[1].__traceback__)
+            # This frame too is some ended frame's caller by now.
+            exc_info = result_future = None
 
 
 # The Runner's frames an exception thrown into, or raised by, its generator passes through.
@@ -349,6 +396,26 @@ def _without_runner_frames(exc_info):
             clear_frame(tb.tb_frame)
         tb = tb.tb_next
     return with_traceback(exc_info, tb)
+
+
+def _clear_settling_frames(tb):
+    """From 3.12: drop the locals of the ended frames that settled a failure, along the
+    callers of each frame of its traceback `tb`.
+
+    A coroutine that fails resumes its waiting parent in the same stack (see
+    _settle_returning), and the parent may fail with the same exception. Its generator's
+    ended frame, in that exception's traceback, keeps its callers as f_back: the frames
+    that resolved the child's Future, which name that Future or the exception itself. A
+    cycle per nested failure, its coroutines' locals kept until the garbage collector runs
+    (issue 28). Those frames are this package's own and have ended: their locals show
+    nothing a traceback needs. A frame still running is left alone.
+    """
+    while tb is not None:
+        frame = tb.tb_frame.f_back
+        while frame is not None and frame.f_code in _SETTLING_CODE:
+            clear_frame(frame)
+            frame = frame.f_back
+        tb = tb.tb_next
 
 
 def _start_runner(gen, yielded):
@@ -400,6 +467,13 @@ def _settle_returning(future, settle, outcome):
         settle(future, outcome)
     finally:
         _returning.pop()
+
+
+# The frames a failure settles through, from the Runner that fails to the Runner of the
+# coroutine that resumes in the same stack (see _clear_settling_frames).
+_SETTLING_CODE = _RUNNER_CODE | frozenset(function.__code__ for function in (
+    Runner.__dict__['_fail'], _settle_returning, future_set_exc_info,
+    Future.__dict__['set_exc_info'], _resolve))
 
 
 def _resume_in_this_stack(future, result=None, exc_info=None):

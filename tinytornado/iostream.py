@@ -617,11 +617,21 @@ class BaseIOStream(object):
         if exc_info:
             self.error = _exception_from(exc_info)
         self._state = CLOSED
-        if self._interest:
-            self.io_loop.remove_handler(self._fileno)
-            self._interest = 0
-        self.close_fd()
-        self._signal_closed()
+        try:
+            if self._interest:
+                self._interest = 0
+                self.io_loop.remove_handler(self._fileno)
+            self.close_fd()
+        except Exception as e:
+            # The descriptor failed under the stream (EBADF: other code closed it): it is
+            # closed all the same, and its readers and close callback must hear so (issue
+            # 28: on 3.x socket.close() raising left the stream half-closed, its read
+            # pending for ever).
+            gen_log.warning('Error closing %r: %s', self, e)
+            if self.error is None:
+                self.error = e
+        finally:
+            self._signal_closed()
 
     def _signal_closed(self):
         self._end_pending_read()
@@ -662,6 +672,10 @@ class BaseIOStream(object):
         without `callback`, else None and `callback(result)` once it succeeds."""
         _warn_legacy('streaming_callback' if callback is None else 'callback', 2)
         was_closed = self._state is CLOSED
+        # Read at once, even from a socket seen drained, as Tornado 5.1 did: an error of
+        # the socket (a descriptor closed under the stream) is raised to this caller. The
+        # syscall it may waste is the legacy path's alone.
+        self._socket_drained = False
         if streaming_callback is None:
             future = self._start_read(read)
         else:

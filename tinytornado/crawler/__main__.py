@@ -1,21 +1,26 @@
-"""The crawler's command line: ``python -m tinytornado.crawler URL... [options]`` (or ``tinycrawl``).
+"""The crawler's command line: ``python -m tinytornado.crawler URL...`` (or ``tinycrawl``).
 
 ``--demo`` (the default when no URL is given) serves a generated site on 127.0.0.1 from the
 same loop and crawls it, so the command works on a machine with no network. The text
-report goes to stdout, a progress line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
+report goes to stdout (to stderr with ``--output -``, whose lines take stdout), a progress
+line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
 still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``,
 after a kill too: the ``--output`` of a resumed crawl is first mended from the journal
 (`output.open_output`), so that it ends with one line per finished URL. ``--resume`` takes
 the URLs and options that shape the crawl from the journal (a demo crawl's site and port
-too, where its demo server is started again), and refuses options that contradict them.
+too, where its demo server is started again), and refuses options that contradict them;
+it writes to the files the crawl wrote unless given others (`JOURNALED_FILES`).
 ``--redis URL --crawl-id NAME`` shares the crawl through Redis: the first process starts
 it with its URLs and options, others join it (no URL needed), taking them the same way; a
 process with no URL never starts a crawl: it waits up to ``--join-timeout`` for the crawl
 to be started, then exits 2 naming the id.
 
-A user's mistake (a bad number, regex, root URL or file option) is one line on stderr and
-exit status 2, before the demo server starts or any request is made (`usage`); the exit
-status tells the crawl's outcome (`EXIT_STATUSES`, shown by ``--help``).
+A user's mistake (a bad number, regex, root URL or file option, options that contradict
+each other) is one line on stderr and exit status 2, before the demo server starts or any
+request is made (`usage`); so is a file, or stdout, that cannot be written later (a full
+disk), after which the other files are still written. The exit status tells the crawl's
+outcome (`EXIT_STATUSES`, shown by ``--help``); roots that all answered an error status
+are exit 3, as if none answered, with each root's status on stderr.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -30,7 +35,8 @@ import socket
 import sqlite3
 import sys
 
-from tinytornado import gen
+from tinytornado import gen, httputil
+from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
 
 from .collect import EXIT_NO_REDIS, run_interruptibly, run_view, shared_mistake
@@ -38,15 +44,17 @@ from .demo import start_demo_server
 from .demosite import Site
 from .crawloptions import OPTIONS, add_arguments
 from .engine import Crawler
+from .external import ExternalLinks, check_external, external_link_lines
 from .journal import Journal, contradictions
-from .linkcheck import LinkChecker, broken_link_lines
+from .linkcheck import (LinkChecker, broken_link_lines, malformed_link_lines,
+                        sitemap_error_lines)
 from .output import open_output
-from .outputs import CallbackOutput, JsonLinesOutput
+from .outputs import CallbackOutput, JsonLinesOutput, OutputError
 from .redisclient import ConnectionError as RedisConnectionError, RedisClient
 from .progress import ProgressLine
 from .report import CrawlReport
 from .stats import failure_cause, url_report_line
-from .usage import UsageError, check_arguments, option_names
+from .usage import STDOUT, UsageError, check_arguments, check_combinations, option_names
 from .urls import normalize_url
 from .workers import PER_WORKER_FILES, run_workers, wait_for_crawl, worker_commands
 from .workstore import crawl_meta
@@ -54,20 +62,25 @@ from .workstore import crawl_meta
 __all__ = ['main', 'build_parser', 'EXIT_BROKEN_LINKS', 'EXIT_USAGE', 'EXIT_NO_ROOT',
            'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
 
-EXIT_BROKEN_LINKS = 1  # --link-check found a broken in-scope link
+EXIT_BROKEN_LINKS = 1  # --link-check (or --check-external) found a broken link
 EXIT_USAGE = 2  # argparse's own status for a mistake on the command line
 EXIT_NO_ROOT = 3  # the crawl ended and not one URL got a response
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
 EXIT_BROKEN_PIPE = 141  # and for one stopped by SIGPIPE
 
+# The files a crawl writes, which a resume writes to again unless told otherwise.
+JOURNALED_FILES = ('output', 'warc', 'summary', 'report')
+
 EXIT_STATUSES = """\
 exit statuses:
   0    the crawl ended normally
-  1    --link-check found a broken link in scope
+  1    --link-check found a broken link in scope (a malformed one, a sitemap
+       that could not be read), or --check-external a broken one out of scope
   2    a mistake on the command line (nothing was fetched), a file option
-       that could not be written, or (--redis, no URL) no crawl --crawl-id was
-       started within --join-timeout
-  3    no root URL could be fetched at all (stderr says why)
+       (or stdout) that could not be written, or (--redis, no URL) no crawl
+       --crawl-id was started within --join-timeout
+  3    no root URL could be fetched at all, or each answered an error
+       status such as 404 or 500 (stderr says why)
   4    the crawl's Redis could not be reached within --redis-wait (a worker,
        --collect or --status)
   5    --status: the Redis has no crawl --crawl-id (not started, or mistyped)
@@ -114,6 +127,10 @@ def main(argv=None):
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        check_combinations(args)
+    except UsageError as e:
+        _usage_error(parser, str(e))
     # Before anything that may wait for Redis: its client logs an outage.
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format='%(levelname)s %(name)s: %(message)s')
@@ -138,51 +155,149 @@ def main(argv=None):
     links = report = None
     if args.report or args.link_check:
         links = LinkChecker(max_redirect=args.max_redirect)
-        report = CrawlReport(links) if args.report else None
+        report = CrawlReport(links, title=_demo_title(args) if args.demo else None) if (
+            args.report) else None
     try:
-        crawler = Crawler(args.roots or roots, outputs=_observers(args, links, report),
+        root_answers = RootAnswers()
+        external = ExternalLinks() if args.check_external else None
+        crawler = Crawler(args.roots or roots,
+                          outputs=_observers(args, root_answers, links, report),
                           on_links=links.add_links if links is not None else None,
+                          on_malformed_links=(links.add_malformed_links if args.link_check
+                                              else None),
+                          on_external_links=external.add_links if external else None,
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
         # --state holds a crawl, and no --resume) must not empty the output.
         output = _open_output(args)
-        if output is not None:
-            crawler.outputs.insert(0, JsonLinesOutput(output))  # the first after the journal
-        _journal_demo(crawler, args)
+        if output is not None:  # the first output after the journal
+            crawler.outputs.insert(0, JsonLinesOutput(output, 'standard output' if (
+                args.output == STDOUT) else '--output ' + args.output))
+        _journal_command_line(crawler, args)
     except (ValueError, sqlite3.Error) as e:
         if server is not None:
             IOLoop.current().run_sync(server.close)  # _usage_error exits, in tests too.
         _usage_error(parser, _refusal_message(e, args))
     try:
-        # The progress line counts a queue of this process: a shared one has none here.
-        statistics = _run(crawler, server, not args.no_progress and not args.redis and
-                          sys.stderr.isatty())
-        sys.stdout.write(statistics.report())
-        broken = []
-        if args.link_check:
-            broken = links.broken_links(crawler.roots)
-            sys.stdout.write('\n'.join(broken_link_lines(broken)) + '\n')
+        try:
+            # The progress line counts a queue of this process: a shared one has none.
+            statistics = _run(crawler, server, not args.no_progress and not args.redis and
+                              sys.stderr.isatty())
+        finally:
+            _close_output(output, args.output)
     except RedisConnectionError as e:  # Redis gone for longer than --redis-wait
         _say(parser, 'error: --redis %s: %s' % (args.redis, e))
         return EXIT_NO_REDIS
+    except OutputError as e:  # the crawl stopped: its journal, if any, can resume it
+        if _is_broken_pipe(e.error):  # -v's stdout was closed early (`| head`)
+            return _stdout_closed()
+        _say(parser, 'error: %s' % e)
+        return EXIT_USAGE
     except IOError as e:
-        if e.errno != errno.EPIPE:
+        if not _is_broken_pipe(e):
             raise
-        # stdout was closed early (`| head`): nobody reads the rest, nor Python's complaint.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_BROKEN_PIPE
-    finally:
-        if output is not None:
-            output.close()
-    if args.summary:
+        return _stdout_closed()
+    text, broken = _report_text(args, statistics, crawler, links, external)
+    # Each file is written even when another, or stdout, could not be: the worst wins.
+    statuses = [_print_report(parser, text, args.output == STDOUT),
+                _write_files(parser, args, statistics, crawler, report)]
+    failed = [status for status in statuses if status is not None]
+    if failed:
+        return max(failed)
+    return _exit_status(parser, statistics, root_answers, broken)
+
+
+def _report_text(args, statistics, crawler, links, external):
+    """(the text report, the broken links it lists: in scope, malformed, unreadable
+    sitemaps, out of scope). The check of the links out of scope runs here."""
+    text = statistics.report()
+    broken = []
+    if args.link_check:
+        in_scope = links.broken_links(crawler.roots)
+        broken = in_scope + links.malformed + links.sitemap_errors
+        text += '\n'.join(broken_link_lines(in_scope) + malformed_link_lines(links.malformed) +
+                          sitemap_error_lines(links.sitemap_errors)) + '\n'
+    if external is not None and not statistics.interrupted:
         try:
-            _write_summary(args.summary, statistics, crawler)
+            broken_external = _check_external(args, external)
+        except KeyboardInterrupt:  # Ctrl-C: what the crawl found is still reported
+            statistics.interrupted = True
+            text += 'External links: the check was interrupted\n'
+        else:
+            broken += broken_external
+            text += '\n'.join(external_link_lines(broken_external,
+                                                  len(external.referrers))) + '\n'
+    if args.demo:  # say what was crawled: the numbers above are of a made-up site
+        text += ('This was %s, served on %s by this process (no network used). To check '
+                 'your own site: tinycrawl https://example.org/ --link-check --report '
+                 'report.html\n' % (_demo_title(args), crawler.roots[0]))
+    return text, broken
+
+
+def _check_external(args, external):
+    """The broken ones (ExternalLinks) among the crawl's links out of scope."""
+    client = AsyncHTTPClient(force_instance=True, max_clients=args.max_tasks)
+    try:
+        return IOLoop.current().run_sync(lambda: check_external(
+            external, client, 1.0 if args.delay is None else args.delay, args.max_tasks,
+            user_agent=args.user_agent, connect_timeout=args.connect_timeout,
+            request_timeout=args.request_timeout, max_redirects=args.max_redirect,
+            validate_cert=not args.insecure, ca_certs=args.ca_file))
+    finally:
+        client.close()
+
+
+def _is_broken_pipe(error):
+    return getattr(error, 'errno', None) == errno.EPIPE
+
+
+def _stdout_closed():
+    """Send what Python still holds for stdout nowhere: nobody reads it, nor the error."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
+
+
+def _print_report(parser, text, to_stderr):
+    """Print the report on stdout (on stderr `to_stderr`, when stdout has the JSON lines);
+    None, or the exit status of a stdout that could not take it."""
+    if to_stderr:
+        sys.stderr.write(text)
+        return None
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()  # a full disk shows here, not at exit
+    except IOError as e:  # OSError on Python 3
+        if _is_broken_pipe(e):  # stdout was closed early (`| head`)
+            return _stdout_closed()
+        _say(parser, 'error: standard output: %s' % (e.strerror or e))
+        _stdout_closed()
+        return EXIT_USAGE
+    return None
+
+
+def _write_files(parser, args, statistics, crawler, report):
+    """Write --summary and --report; None, or EXIT_USAGE once one line says why not."""
+    status = None
+    for name, path, write in (
+            ('--summary', args.summary, lambda: _write_summary(path, statistics, crawler)),
+            ('--report', args.report, lambda: report.write(path, statistics, crawler.roots))):
+        if path is None:
+            continue
+        try:
+            write()
         except (IOError, OSError) as e:  # checked before the crawl, but things change
-            _say(parser, 'error: --summary %s: %s' % (args.summary, e.strerror or e))
-            return EXIT_USAGE
-    if report is not None:
-        report.write(args.report, statistics, crawler.roots)
-    return _exit_status(parser, statistics, broken)
+            _say(parser, 'error: %s %s: %s' % (name, path, e.strerror or e))
+            status = EXIT_USAGE
+    return status
+
+
+def _close_output(output, path):
+    if output is None:
+        return
+    try:
+        output.close()
+    except (IOError, OSError) as e:  # what the last flush could not write
+        raise OutputError('--output ' + path, e)
 
 
 def _run_shared(parser, args, argv):
@@ -215,7 +330,31 @@ def _refusal_message(error, args):
     return option_names(str(error), vars(args))
 
 
-def _exit_status(parser, statistics, broken_links):
+class RootAnswers(object):
+    """The roots' statistics that got no page (an error status, or no answer), and how
+    many roots did: told of each URL as it finishes (a resume's roots, finished before,
+    are in neither)."""
+
+    def __init__(self):
+        self.failed = []
+        self.answered = 0
+
+    def add_statistic(self, statistic):
+        if statistic.depth != 0:
+            return
+        if statistic.status is None or statistic.status >= 400:
+            self.failed.append(statistic)
+        else:
+            self.answered += 1
+
+
+def _root_failure(statistic):
+    if statistic.status is None:
+        return '%s; tries: %d' % (failure_cause(statistic), statistic.tries)
+    return 'answered %d %s' % (statistic.status, httputil.responses.get(statistic.status, ''))
+
+
+def _exit_status(parser, statistics, root_answers, broken_links):
     if statistics.interrupted:
         return EXIT_INTERRUPTED
     if statistics.got_no_response():
@@ -226,30 +365,50 @@ def _exit_status(parser, statistics, broken_links):
         if statistics.urls > len(statistics.unanswered):
             sys.stderr.write('  and %d more\n' % (statistics.urls - len(statistics.unanswered)))
         return EXIT_NO_ROOT
+    failed = sorted(root_answers.failed, key=lambda statistic: statistic.url)  # as finished
+    if failed and not root_answers.answered:  # 404, 500: no site to crawl
+        _say(parser, 'no root could be crawled:')
+        for statistic in failed:
+            sys.stderr.write('  %s: %s\n' % (statistic.url, _root_failure(statistic)))
+        return EXIT_NO_ROOT
+    for statistic in failed:  # the other roots were crawled
+        _say(parser, 'warning: the root %s %s' % (statistic.url, _root_failure(statistic)))
     return EXIT_BROKEN_LINKS if broken_links else 0
 
 
 def _take_journaled_args(parser, argv, args):
-    """Set `args` of a ``--resume`` to the URLs and options journaled in its --state.
+    """Set `args` of a ``--resume`` to the URLs, options and files journaled in its --state.
 
     Options given may repeat the journal's but not contradict them (exit 2, naming each);
-    those the journal does not keep (output, verbosity, --max-tasks, timeouts) are free.
-    A journal of an older version keeps no options: those given are taken.
+    those the journal does not keep (verbosity, --max-tasks, timeouts) are free. The files
+    written (--output, --warc, --summary, --report) are the journal's unless given again:
+    a resume writes where the crawl did. A journal of an older version keeps no options:
+    those given are taken. With no URL given, a --state holding no crawl is refused.
     """
-    if not os.path.exists(args.state):
-        return  # nothing to resume: the Crawler says so, or starts the crawl given
-    try:
-        journal = Journal(args.state)
+    files = stored = None  # None: no crawl in --state
+    if os.path.exists(args.state):  # not made here: a crawl refused leaves no file
         try:
-            stored = None if journal.is_empty() else journal.get_meta('options')
-            if stored is None:
-                return
-            stored.update(journal.get_meta('demo', {}), roots=journal.get_meta('roots', []))
-        finally:
-            journal.close()
-    except sqlite3.Error as e:
-        _usage_error(parser, '--state %s: %s' % (args.state, e))
-    _take_stored_args(parser, argv, args, stored, '--resume', "the journal's")
+            journal = Journal(args.state)
+            try:
+                if not journal.is_empty():
+                    files = journal.get_meta('files', {})
+                    stored = journal.get_meta('options')
+                if stored is not None:
+                    stored.update(journal.get_meta('demo', {}),
+                                  roots=journal.get_meta('roots', []))
+            finally:
+                journal.close()
+        except sqlite3.Error as e:
+            _usage_error(parser, '--state %s: %s' % (args.state, e))
+    if files is None and not args.roots:
+        _usage_error(parser, '--resume: --state %s holds no crawl to resume (give URLs to '
+                     'start one)' % args.state)
+    given = _given_args(parser, argv, args)
+    for name, path in (files or {}).items():
+        if name not in given:
+            setattr(args, name, path)
+    if stored is not None:
+        _take_stored_args(parser, args, given, stored, '--resume', "the journal's")
 
 
 def _take_shared_args(parser, argv, args):
@@ -285,17 +444,21 @@ def _take_shared_args(parser, argv, args):
                      'start it with its URLs, or check --crawl-id' % (
                          args.crawl_id, args.redis, args.join_timeout))
     if meta is not None:
-        _take_stored_args(parser, argv, args, dict(meta['options'], roots=meta['roots']),
-                          '--redis', "the crawl's")
+        _take_stored_args(parser, args, _given_args(parser, argv, args),
+                          dict(meta['options'], roots=meta['roots']), '--redis', "the crawl's")
 
 
-def _take_stored_args(parser, argv, args, stored, flag, whose):
-    """Set `args` to the options in `stored` (and its roots); exit 2 naming each option
-    given that contradicts them (`flag`, `whose`: how the message names the two)."""
+def _given_args(parser, argv, args):
+    """{name: value} of the options and URLs `argv` gives (not those left at defaults)."""
     given = argparse.Namespace(**dict.fromkeys(vars(args)))  # None: not on the command line
     parser.parse_args(argv, given)
-    given = dict((name, value) for name, value in vars(given).items()
-                 if value is not None and value != [])
+    return dict((name, value) for name, value in vars(given).items()
+                if value is not None and value != [])
+
+
+def _take_stored_args(parser, args, given, stored, flag, whose):
+    """Set `args` to the options in `stored` (and its roots); exit 2 naming each option
+    `given` that contradicts them (`flag`, `whose`: how the message names the two)."""
     if 'roots' in given:
         try:
             given['roots'] = [normalize_url(root) for root in given['roots']]
@@ -340,17 +503,33 @@ def _start_demo_server(parser, args):
             e.strerror or e))
 
 
-def _journal_demo(crawler, args):
-    # A demo crawl's URLs carry its port: a resume serves the same site on it again.
+def _demo_title(args):
+    return 'the demo site: %d generated pages (seed %d)' % (args.demo_pages, args.demo_seed)
+
+
+def _journal_command_line(crawler, args):
+    """Keep what a resume needs that the Crawler does not journal: the demo site (a demo
+    crawl's URLs carry its port: a resume serves the same site on it again) and the
+    files written, as absolute paths (a resume may start in another directory)."""
     if crawler.journal is not None:
         crawler.journal.set_meta('demo', dict(
             demo=True, demo_pages=args.demo_pages, demo_seed=args.demo_seed,
             demo_port=args.demo_port) if args.demo else dict(demo=False))
+        crawler.journal.set_meta('files', dict(
+            (name, _journaled_path(getattr(args, name))) for name in JOURNALED_FILES
+            if getattr(args, name) is not None))
+
+
+def _journaled_path(path):
+    return path if path == STDOUT else os.path.abspath(path)
 
 
 def _open_output(args):
     if not args.output:
         return None
+    if args.output == STDOUT:  # a stream of its own, which closing leaves stdout open
+        sys.stdout.flush()
+        return io.open(os.dup(sys.stdout.fileno()), 'w', encoding='utf-8')
     try:
         return open_output(args.output, args.state if args.resume else None,
                            shared=bool(args.redis))
@@ -363,9 +542,16 @@ def _open_output(args):
 def _observers(args, *collectors):
     """The outputs after the crawl's own: the printer of -v, then the collectors
     (LinkChecker, CrawlReport) that are not None."""
-    calls = [lambda statistic: print(url_report_line(statistic))] if args.verbose else []
+    calls = [_print_url_line] if args.verbose else []
     calls += [collector.add_statistic for collector in collectors if collector is not None]
     return [CallbackOutput(call) for call in calls]
+
+
+def _print_url_line(statistic):
+    try:
+        print(url_report_line(statistic))
+    except IOError as e:  # ends the crawl; OSError on Python 3
+        raise OutputError('standard output', e)
 
 
 @gen.coroutine

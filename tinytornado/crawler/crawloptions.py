@@ -77,10 +77,13 @@ OPTIONS = (
            '(default %(default)s)', cli='--max-tries', metavar='N', journaled=True,
            limits=_AT_LEAST_1),
     Option('strict', True, BOOL, "True: only the roots' exact hosts; False (lenient): their "
-           "registered domains and subdomains too", journaled=True, cli=[
+           "registered domains and subdomains too. Either way every port and scheme of a "
+           "host in scope is in scope: http://example.com/ admits https://example.com:8443/",
+           journaled=True, cli=[
                ('--lenient', False, "also crawl the roots' registered domains and their "
                                     "subdomains"),
-               ('--strict', True, "only crawl the roots' exact hosts (the default)")]),
+               ('--strict', True, "only crawl the roots' exact hosts, on any port and "
+                                  "scheme (the default)")]),
     Option('include', None, REGEXES, 'only crawl URLs matching one', cli='--include',
            metavar='REGEX', journaled=True),
     Option('exclude', None, REGEXES, "don't crawl URLs matching one", cli='--exclude',
@@ -116,7 +119,8 @@ OPTIONS = (
            metavar='SECONDS', limits=_POSITIVE),
     Option('max_body_size', 10 * 1024 * 1024, INT, 'a longer body fails its URL',
            cli='--max-body-size', metavar='BYTES', journaled=True, limits=_AT_LEAST_0),
-    Option('download_non_html', True, BOOL, 'download the bodies that are not HTML',
+    Option('download_non_html', True, BOOL, 'True: download the bodies that are not HTML '
+           'too; False: stop at their headers',
            journaled=True, cli=[('--skip-non-html', False, "don't download bodies that are "
                                                            "not HTML past their headers")]),
     Option('frames', False, BOOL, 'follow <frame> and <iframe> too', cli='--frames',
@@ -178,6 +182,19 @@ OPTIONS = (
            api=False, file_access=os.R_OK | os.W_OK),
     Option('status', False, BOOL, "show the progress of the whole --redis crawl and exit",
            cli='--status', api=False),
+    # Issue 27's options (the command line's): certificates, and links out of scope.
+    Option('insecure', False, BOOL, "don't verify the sites' TLS certificates (a self-signed "
+           'test site); without it a certificate that fails is final for its URL, not '
+           'retried', cli='--insecure'),
+    Option('check_external', False, BOOL, 'once the crawl is over, check each link out of '
+           'scope once (HEAD, or GET where HEAD is refused; one request at a time per host, '
+           '--delay or 1 s apart) and list the broken ones with their referrers; exit 1 if '
+           'there is one. Off by default, with --link-check too, as LinkChecker\'s '
+           '--check-extern: it sends requests to sites that are not yours',
+           cli='--check-external', api=False),
+    Option('ca_file', None, FILE, 'trust the certificate authorities in this PEM file '
+           "instead of the system's", cli='--ca-file', metavar='FILE.pem',
+           file_access=os.R_OK),
     Option('backoff', 1.0, FLOAT, 'first pause of a failing host, in seconds; it doubles '
            'with each failure in a row', journaled=True),
     Option('max_backoff', 60.0, FLOAT, 'the longest pause of a failing host',
@@ -190,6 +207,10 @@ OPTIONS = (
            'command line keeps only the totals)'),
     Option('on_statistic', None, OBJECT, 'called with each FetchStatistic as it finishes'),
     Option('on_links', None, OBJECT, 'called with (url, its links the crawl takes) per page'),
+    Option('on_malformed_links', None, OBJECT, 'called with (url, its hrefs that are no URL, '
+           'as `links.MalformedLink`s) per page with some'),
+    Option('on_external_links', None, OBJECT, 'called with (url, the http(s) URLs out of '
+           'scope it links to) per page with some'),
     Option('outputs', (), OBJECT, 'more outputs (`outputs.Output`), told of each URL after '
            'the crawl\'s own'),
     Option('http_client', None, OBJECT, "an AsyncHTTPClient (default: one of the crawl's "
@@ -289,17 +310,27 @@ def _add_argument(add, option):
 
 
 def markdown_table():
-    """The options as a Markdown table: docs/crawler-options.md's body."""
+    """The options as a Markdown table: docs/crawler-options.md's body. The help of a bool
+    set by flags ends with what each flag does, so that a flag that turns the value off
+    (``--skip-non-html``) does not read as the value's own help."""
     lines = ['| option | flags | type | default | help | journaled | range |',
              '| --- | --- | --- | --- | --- | --- | --- |']
     for option in OPTIONS:
         lines.append('| %s |' % ' | '.join([
             '`%s`' % option.name if option.api else '(command line)',
             _flags_text(option), option.type, _default_text(option),
-            option.help.replace(' (default %(default)s)', '').replace('|', '\\|'),
+            _help_text(option).replace('|', '\\|'),
             'yes' if option.journaled else '',
             ', '.join('%s %s' % limit for limit in option.limits)]))
     return '\n'.join(lines) + '\n'
+
+
+def _help_text(option):
+    text = option.help.replace(' (default %(default)s)', '')
+    if isinstance(option.cli, list):
+        text += ' (%s)' % '; '.join('`%s`: %s' % (flag, flag_help)
+                                    for flag, _, flag_help in option.cli)
+    return text
 
 
 def _flags_text(option):

@@ -30,7 +30,8 @@ _FRAMING_HEADERS = frozenset(['content-length', 'connection', 'transfer-encoding
 class DemoServer(TCPServer):
     """Serves `site` (anything with ``resource(path)`` returning a demosite.Resource).
 
-    With `keep_alive` False every response closes its connection.
+    With `keep_alive` False every response closes its connection; with `ssl_options`
+    (a TCPServer's) it serves over TLS.
 
     Attributes:
         requests: the path (with query) of every request, in order of arrival.
@@ -38,8 +39,8 @@ class DemoServer(TCPServer):
         on_request: if set, called with each path as its request arrives.
     """
 
-    def __init__(self, site, keep_alive=True):
-        super(DemoServer, self).__init__()
+    def __init__(self, site, keep_alive=True, ssl_options=None):
+        super(DemoServer, self).__init__(ssl_options=ssl_options)
         self.site = site
         self.keep_alive = keep_alive
         self.requests = []

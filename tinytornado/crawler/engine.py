@@ -109,7 +109,8 @@ class Crawler(object):
         self.statistics = CrawlStatistics(options.keep_statistics, options.max_tasks)
         self.done = self.statistics.done
         admission = Admission(self.seen_urls, self.scope, self._admit, options.max_redirect,
-                              options.on_links)
+                              options.on_links, options.on_malformed_links,
+                              options.on_external_links)
         self.extractors = Extractors([
             RedirectTarget(admission), SitemapEntries(admission),
             HtmlLinks(admission, options.frames, options.max_depth)])
@@ -191,7 +192,8 @@ class Crawler(object):
                                                max_clients=options.max_tasks)
         self.fetcher = Fetcher(self.http_client, options.user_agent, options.connect_timeout,
                                options.request_timeout, options.max_body_size,
-                               options.download_non_html, self.archive)
+                               options.download_non_html, self.archive,
+                               validate_cert=not options.insecure, ca_file=options.ca_file)
         self.policy.start(self.fetcher)
         finished = yield self.store.start(self._journaled_options(), self._first_items,
                                           self._record)

@@ -13,9 +13,10 @@ from __future__ import absolute_import, division, print_function
 import collections
 
 from .fetch import describe_exception
-from .links import content_type_charset, decode_html, extract_links, is_html_content_type
+from .links import (content_type_charset, decode_html, extract_links,
+                    extract_links_and_malformed, is_html_content_type)
 from .sitemaps import (MAX_SITEMAPS, SitemapError, is_sitemap_depth, read_sitemap,
-                       sitemap_entries)
+                       sitemap_entries, too_deep)
 from .urls import url_host, urljoin
 
 __all__ = ['Extraction', 'Admission', 'Extractors', 'RedirectTarget', 'SitemapEntries',
@@ -38,9 +39,16 @@ class Admission(object):
             in scope; it adds a work item to `new_items` if the crawl's budget allows.
         max_redirect: the redirect budget of a URL found on a page.
         on_links: called with (url, the URLs it names that the crawl took), or None.
+        on_malformed_links: called with (url, its `links.MalformedLink`s) for a page
+            with some, or None.
+        on_external_links: called with (url, the URLs out of scope it links to) for a
+            page with some, or None.
     """
 
-    def __init__(self, seen_urls, scope, admit, max_redirect, on_links):
+    def __init__(self, seen_urls, scope, admit, max_redirect, on_links,
+                 on_malformed_links=None, on_external_links=None):
+        self.on_malformed_links = on_malformed_links
+        self.on_external_links = on_external_links
         self.seen_urls = seen_urls
         self.scope = scope
         self.admit = admit
@@ -104,7 +112,8 @@ class SitemapEntries(object):
             if url not in admission.seen_urls and self._allowed(url, depth):
                 admission.admit(url, depth, admission.max_redirect, new_items)
         admission.report_links(item.url, [url for url, _ in entries])
-        return Extraction(None, None, None, len(sitemap.pages) + len(sitemap.sitemaps))
+        return Extraction(None, None, too_deep(item.depth, sitemap),
+                          len(sitemap.pages) + len(sitemap.sitemaps))
 
     def _allowed(self, url, depth):
         if not is_sitemap_depth(depth):
@@ -130,7 +139,13 @@ class HtmlLinks(object):
 
     def extract(self, item, fetched, new_items):
         text, encoding = decode_html(fetched.body, fetched.content_type)
-        links = extract_links(text, item.url, frames=self.frames)
+        on_malformed = self.admission.on_malformed_links
+        if on_malformed is None:
+            links = extract_links(text, item.url, frames=self.frames)
+        else:
+            links, malformed = extract_links_and_malformed(text, item.url, self.frames)
+            if malformed:
+                on_malformed(item.url, malformed)
         depth = item.depth + 1
         if self.max_depth is None or depth <= self.max_depth:
             admission = self.admission
@@ -141,6 +156,12 @@ class HtmlLinks(object):
                 if link not in seen_urls and allows(link):
                     admit(link, depth, max_redirect, new_items)
         self.admission.report_links(item.url, links)
+        on_external = self.admission.on_external_links
+        if on_external is not None:
+            allows = self.admission.scope.allows
+            external = [link for link in links if not allows(link)]
+            if external:
+                on_external(item.url, external)
         return Extraction(None, encoding, fetched.exception, len(links))
 
 

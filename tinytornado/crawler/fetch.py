@@ -10,6 +10,7 @@ dropped as soon as its headers are in (``download_non_html=False``). With an `ar
 from __future__ import absolute_import, division, print_function
 
 import email.utils
+import ssl
 import time
 
 from tinytornado import gen
@@ -21,7 +22,7 @@ from .links import is_html_content_type
 from .warc import truncation
 
 __all__ = ['Fetcher', 'Fetched', 'Download', 'BodyTooLarge', 'describe_exception',
-           'retry_after_seconds']
+           'retry_after_seconds', 'is_certificate_failure']
 
 RETRY_STATUSES = frozenset([429, 502, 503, 504])
 _NO_CLIENT_LIMIT = 1 << 62
@@ -119,10 +120,15 @@ class Fetcher(object):
         max_body_size: the most body bytes kept; a longer body fails the fetch.
         download_non_html: if False, a body that is not HTML is not downloaded.
         archive: a `warc.WarcArchive` that records every exchange, or None.
+        validate_cert: verify the servers' TLS certificates.
+        ca_file: the PEM file of the authorities trusted (None: the system's).
     """
 
     def __init__(self, http_client, user_agent, connect_timeout=10.0, request_timeout=30.0,
-                 max_body_size=10 * 1024 * 1024, download_non_html=True, archive=None):
+                 max_body_size=10 * 1024 * 1024, download_non_html=True, archive=None,
+                 validate_cert=True, ca_file=None):
+        self.validate_cert = validate_cert
+        self.ca_file = ca_file
         self.http_client = http_client
         self.user_agent = user_agent
         self.connect_timeout = connect_timeout
@@ -159,6 +165,7 @@ class Fetcher(object):
             url, follow_redirects=follow_redirects, max_redirects=5,
             connect_timeout=self.connect_timeout, request_timeout=self.request_timeout,
             user_agent=self.user_agent, decompress_response=True,
+            validate_cert=self.validate_cert, ca_certs=self.ca_file,
             # The cap is ours (Content-Length in the head callback, the decoded size as
             # chunks come), so that a body too large is told from a broken response.
             max_body_size=_NO_CLIENT_LIMIT,
@@ -184,10 +191,26 @@ def _failure(download, error):
     if download.too_large:
         return Fetched(url, download.status, download.headers, transient=False,
                        exception=describe_exception(error))
-    # A malformed response will be as malformed next time; a network failure, or a
-    # server closing without a word, may pass.
+    # A malformed response will be as malformed next time, and so will a certificate not
+    # trusted; a network failure, or a server closing without a word, may pass.
+    if is_certificate_failure(error):
+        return Fetched(url, exception=describe_exception(error) + CERTIFICATE_HINT,
+                       transient=False)
     return Fetched(url, exception=describe_exception(error), transient=(
         isinstance(error, NoResponseError) or not isinstance(error, HTTPInputError)))
+
+
+CERTIFICATE_HINT = (' (final: not retried; trust its authority with --ca-file FILE.pem, '
+                    'or skip the check with --insecure)')
+
+
+def is_certificate_failure(error):
+    """True if `error` is a TLS certificate that failed verification (its name, its
+    chain): a later try meets the same certificate."""
+    if isinstance(error, ssl.CertificateError):  # 3.7+: SSLCertVerificationError too
+        return True
+    return (isinstance(error, ssl.SSLError) and
+            getattr(error, 'reason', None) == 'CERTIFICATE_VERIFY_FAILED')
 
 
 def _finish_record(recorder, download, done):

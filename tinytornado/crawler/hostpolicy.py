@@ -21,13 +21,14 @@ __all__ = ['HostPolicy', 'Failure', 'Refused', 'PUT_BACK']
 
 
 class Failure(object):
-    """A try that failed before its request (robots.txt could not be read)."""
+    """A try that failed before its request (robots.txt could not be read); `transient`
+    unless robots.txt never will be (its certificate is not trusted)."""
     status = None
     headers = None
-    transient = True
 
-    def __init__(self, exception):
+    def __init__(self, exception, transient=True):
         self.exception = exception
+        self.transient = transient
 
 
 class Refused(object):
@@ -98,7 +99,7 @@ class HostPolicy(object):
         except gen.CancelledError:
             raise
         except Exception as e:  # robots.txt unavailable: a failure that may pass
-            raise gen.Return(Failure(describe_exception(e)))
+            raise gen.Return(Failure(describe_exception(e), getattr(e, 'transient', True)))
         if not allowed:
             raise gen.Return(Refused(ROBOTS_DISALLOWED))
         if not had_rules and self.hosts.host_delay(item.host):

@@ -17,9 +17,11 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 
+from .sitemaps import ROBOTS_DEPTH, SITEMAP_DEPTH, is_sitemap_depth
 from .stats import ROBOTS_DISALLOWED
 
-__all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines']
+__all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines',
+           'malformed_link_lines', 'sitemap_error_lines']
 
 MAX_REFERRERS = 10  # referrers kept per URL; the others are only counted
 
@@ -59,6 +61,13 @@ class LinkChecker(object):
         self.referrers = {}  # url -> _Referrers, or _NOT_BROKEN
         self.redirects = collections.OrderedDict()  # url -> (status, next_url)
         self.failures = {}  # url -> its outcome, for URLs that broke themselves
+        self.malformed = []  # (page url, links.MalformedLink), as found
+        self.sitemap_errors = []  # (sitemap url, its problem), as they finish
+
+    def add_malformed_links(self, url, malformed):
+        """Note the hrefs of page `url` that are no URL (the Crawler's
+        ``on_malformed_links``): each is a broken link, as it was written."""
+        self.malformed.extend((url, link) for link in malformed)
 
     def add_links(self, url, links):
         """Note that page `url` links to each of `links` (the Crawler's ``on_links``)."""
@@ -76,6 +85,10 @@ class LinkChecker(object):
     def add_statistic(self, statistic):
         """Note a URL's outcome (the Crawler's ``on_statistic``)."""
         url = statistic.url
+        if is_sitemap_depth(statistic.depth):
+            problem = _sitemap_problem(statistic)
+            if problem is not None:
+                self.sitemap_errors.append((url, problem))
         if statistic.next_url and statistic.status is not None:
             self.redirects[url] = (statistic.status, statistic.next_url)
         elif _is_failure(statistic):
@@ -137,8 +150,42 @@ def _is_failure(statistic):
     return statistic.status >= 400
 
 
+def _sitemap_problem(statistic):
+    """What is wrong with a sitemap's statistic, or None. The robots.txt read for its
+    Sitemap lines is checked as robots.txt; a /sitemap.xml the crawl guessed may be
+    missing."""
+    if statistic.depth == ROBOTS_DEPTH or statistic.next_url:
+        return None
+    if statistic.exception:
+        return statistic.exception
+    guessed = (statistic.depth == SITEMAP_DEPTH and
+               statistic.url.split('/', 3)[3:] == ['sitemap.xml'])
+    if statistic.status >= 400 and not guessed:
+        return str(statistic.status)
+    return None
+
+
 def _outcome(statistic):
     return str(statistic.status) if statistic.status is not None else statistic.exception
+
+
+def malformed_link_lines(malformed):
+    """The text lines listing `malformed` ((page, links.MalformedLink) pairs), if any."""
+    if not malformed:
+        return []
+    lines = ['Malformed links: %d' % len(malformed)]
+    for page, link in malformed:
+        where = '' if link.line is None else ' line %d column %d' % (link.line, link.column)
+        lines.append('%r %s' % (link.href, link.problem))
+        lines.append('    in %s%s' % (page, where))
+    return lines
+
+
+def sitemap_error_lines(errors):
+    """The text lines listing the sitemaps that could not be read ((url, problem) pairs)."""
+    if not errors:
+        return []
+    return ['Sitemap errors: %d' % len(errors)] + ['%s %s' % error for error in errors]
 
 
 def broken_link_lines(broken):

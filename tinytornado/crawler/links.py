@@ -19,6 +19,7 @@ charset cannot decode become U+FFFD.
 from __future__ import absolute_import, division, print_function
 
 import codecs
+import collections
 import re
 
 import six
@@ -29,8 +30,13 @@ from tinytornado._compat import POSSESSIVE_REGEX
 
 from .urls import urljoin, urljoin_all
 
-__all__ = ['extract_links', 'LinkParser', 'decode_html', 'unescape_attribute',
-           'is_html_content_type', 'content_type_charset']
+__all__ = ['extract_links', 'extract_links_and_malformed', 'MalformedLink', 'LinkParser',
+           'decode_html', 'unescape_attribute', 'is_html_content_type',
+           'content_type_charset']
+
+# An href meant as an http(s) link that is no URL, as written, with why and where in its
+# page (line and column from 1; None if its text is not in the page as it is, escaped).
+MalformedLink = collections.namedtuple('MalformedLink', 'href problem line column')
 
 _WHITESPACE = '\t\n\f\r '
 _ASCII_LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
@@ -103,6 +109,14 @@ def extract_links(html, url, frames=False):
     parser.feed(html)
     parser.close()
     return parser.links()
+
+
+def extract_links_and_malformed(html, url, frames=False):
+    """(`extract_links`'s list, the `MalformedLink`s of the page in document order)."""
+    parser = LinkParser(url, frames)
+    parser.feed(html)
+    parser.close()
+    return parser.links(), parser.malformed(html)
 
 
 def unescape_attribute(value):
@@ -275,6 +289,27 @@ class LinkParser(HTMLParser):
                 links.append(link)
         return links
 
+    def malformed(self, html):
+        """The hrefs found so far that are meant as http(s) links (relative, or with that
+        scheme) and are no URL, as MalformedLinks; `html` is the page fed, where each is
+        looked for after the previous one (its first occurrence there)."""
+        base_url = _resolve(self.page_url, self.base_href) or self.page_url
+        found, cursor = [], 0
+        for href in self.hrefs:
+            problem = _href_problem(base_url, six.ensure_str(href))  # 2.7: its message's
+            if problem is None:
+                continue
+            where = html.find(href, cursor)
+            href = six.ensure_str(href)
+            if where < 0:
+                found.append(MalformedLink(href, problem, None, None))
+                continue
+            cursor = where + len(href)
+            line_start = html.rfind('\n', 0, where) + 1
+            found.append(MalformedLink(href, problem, html.count('\n', 0, where) + 1,
+                                       where - line_start + 1))
+        return found
+
     def _add_link(self, tag, value):
         if value is None:
             return
@@ -387,6 +422,24 @@ def _character(codepoint):
     if codepoint == 0 or 0xD800 <= codepoint <= 0xDFFF or codepoint > 0x10FFFF:
         return u'\ufffd'
     return six.unichr(codepoint)
+
+
+_OTHER_SCHEME_RE = re.compile(r'[%s]*[a-zA-Z][a-zA-Z0-9+.-]*:' % _WHITESPACE)
+_BAD_PERCENT_RE = re.compile('%(?![0-9a-fA-F]{2})')
+
+
+def _href_problem(base_url, href):
+    """Why `href` is no URL though meant as an http(s) one, or None."""
+    scheme = _OTHER_SCHEME_RE.match(href)
+    if scheme and scheme.group().strip().lower() not in ('http:', 'https:'):
+        return None  # mailto:, javascript:...: not the crawl's
+    if _BAD_PERCENT_RE.search(href):  # fetched as %25, which is not what was meant
+        return "a '%' not followed by two hex digits"
+    try:
+        urljoin(base_url, href)
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 def _resolve(base_url, href):

@@ -15,8 +15,17 @@ from __future__ import absolute_import, division, print_function
 
 from .output import statistic_line
 
-__all__ = ['Output', 'JsonLinesOutput', 'StatisticsOutput', 'CallbackOutput',
-           'ArchiveOutput']
+__all__ = ['Output', 'OutputError', 'JsonLinesOutput', 'StatisticsOutput',
+           'CallbackOutput', 'ArchiveOutput']
+
+
+class OutputError(Exception):
+    """A file of the crawl could not be written (a full disk, a closed pipe): the
+    message names the file the way the user did, and says why."""
+
+    def __init__(self, name, error):
+        Exception.__init__(self, '%s: %s' % (name, error.strerror or error))
+        self.error = error
 
 
 class Output(object):
@@ -30,14 +39,19 @@ class Output(object):
 
 
 class JsonLinesOutput(Output):
-    """A JSON line per URL in `stream`, a text file its owner closes."""
+    """A JSON line per URL in `stream`, a text file its owner closes; a failed write
+    raises `OutputError` with `name` (default: the stream's), which ends the crawl."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, name=None):
         self.stream = stream
+        self.name = name or getattr(stream, 'name', 'the output')
 
     def record(self, statistic):
-        self.stream.write(statistic_line(statistic.to_dict()))
-        self.stream.flush()  # a line per finished URL survives a killed process
+        try:
+            self.stream.write(statistic_line(statistic.to_dict()))
+            self.stream.flush()  # a line per finished URL survives a killed process
+        except (IOError, OSError) as e:
+            raise OutputError(self.name, e)
 
 
 class StatisticsOutput(Output):

@@ -32,7 +32,12 @@ __all__ = ['RobotsCache', 'RobotsUnavailable', 'HostHealth', 'AutoThrottle']
 
 
 class RobotsUnavailable(Exception):
-    """robots.txt could not be read (a 5xx status or a failed request)."""
+    """robots.txt could not be read (a 5xx status or a failed request); `transient`: a
+    later try may read it (not so after a certificate not trusted)."""
+
+    def __init__(self, message, transient=True):
+        Exception.__init__(self, message)
+        self.transient = transient
 
 
 class RobotsCache(object):
@@ -87,7 +92,8 @@ class RobotsCache(object):
                                            sending=self.frontier.request_started(host))
         if fetched.status is None or fetched.status >= 500 or fetched.status == 429:
             raise RobotsUnavailable('robots.txt: %s' % (fetched.exception or
-                                                        'HTTP %d' % fetched.status))
+                                                        'HTTP %d' % fetched.status),
+                                    transient=fetched.transient or fetched.status is not None)
         rules = RobotsRules.for_status(fetched.status, fetched.body)
         crawl_delay = rules.crawl_delay(self.user_agent, max_delay=self.max_crawl_delay)
         if crawl_delay:

@@ -84,10 +84,14 @@ class CrawlReport(object):
     Args:
         link_checker: the crawl's `LinkChecker`, fed by the Crawler too.
         clock: a function giving the time in seconds (default: the current IOLoop's).
+        title: what was crawled, in words ('the demo site: 200 generated pages'), for
+            the page's title and header (default: the roots).
     """
 
-    def __init__(self, link_checker, clock=None, max_buckets=120, max_largest=10):
+    def __init__(self, link_checker, clock=None, max_buckets=120, max_largest=10,
+                 title=None):
         self.link_checker = link_checker
+        self.title = title
         self.clock = clock or IOLoop.current().time
         self.started = self.clock()
         self.timeline = Timeline(max_buckets)
@@ -120,7 +124,7 @@ class CrawlReport(object):
         """The page (text) for the crawl's `CrawlStatistics` and its `roots`."""
         broken = self.link_checker.broken_links(roots)
         sections = [
-            _header(statistics, roots),
+            _header(statistics, roots, self.title),
             _tiles(statistics, len(broken), len(self.link_checker.redirects)),
             _section('Status', _status_bars(statistics.counters)),
             _section('Pages per second', self._timeline_chart()),
@@ -129,7 +133,7 @@ class CrawlReport(object):
             _section('Broken links', _broken_table(broken)),
             _section('Redirect chains', _chains_table(self.link_checker.redirect_chains())),
         ]
-        return _PAGE % {'title': escape_html('Crawl report: ' + ' '.join(roots)),
+        return _PAGE % {'title': escape_html('Crawl report: ' + (self.title or ' '.join(roots))),
                         'style': _STYLE, 'script': _SCRIPT, 'body': u'\n'.join(sections)}
 
     def _timeline_chart(self):
@@ -159,8 +163,10 @@ def _section(title, body):
     return u'<section id="%s"><h2>%s</h2>\n%s\n</section>' % (slug, escape_html(title), body)
 
 
-def _header(statistics, roots):
+def _header(statistics, roots, title):
     state = u' <span class="badge bad">interrupted</span>' if statistics.interrupted else u''
+    if title:
+        state += u': ' + escape_html(title)
     ended = statistics.finished or time.time()
     return (u'<header><h1>Crawl report%s</h1><p>%s</p><p class="muted">%s, %.1f s</p>'
             u'</header>' % (state, u' '.join(_link(root) for root in roots),

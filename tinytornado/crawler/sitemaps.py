@@ -8,16 +8,19 @@ negative depth, which redirects and the journal keep like any depth:
 - ``ROBOTS_DEPTH`` (-1): a robots.txt, read only for its ``Sitemap:`` lines;
 - ``SITEMAP_DEPTH`` (-2): ``/sitemap.xml`` and the sitemaps robots.txt lists;
 - one less for each sitemap index level below, down to ``DEEPEST_SITEMAP_DEPTH``: an index
-  deeper than that has its sitemaps ignored (counted in its ``num_urls``, not queued).
+  deeper than that has its sitemaps ignored (counted in its ``num_urls``, not queued), and
+  says so in its statistic's exception (``SitemapTooDeep``, which the report counts).
 
 A sitemap's pages are queued at depth 0, as roots, so ``max_depth`` counts links from them.
 
-A body is a urlset or a sitemapindex, in XML, whole or gzip-compressed (told by its magic
-bytes, whatever the URL or Content-Type says). Parsing is streamed through expat, with the
-decompressed size capped (``MAX_SITEMAP_SIZE``, the protocol's own limit) against gzip bombs,
-and a document type declaration refused outright: with no DTD there can be no entity to
-expand, internal (billion laughs) or external (local files, requests). Elements count in the
-sitemap namespace or in none, so an ``<image:loc>`` is not taken for a page.
+A body is a urlset or a sitemapindex, in XML, or a text sitemap (one URL a line, UTF-8, as
+sitemaps.org allows; told by its first character not being '<'), whole or gzip-compressed
+(told by its magic bytes, whatever the URL or Content-Type says). Parsing is streamed
+through expat, with the decompressed size capped (``MAX_SITEMAP_SIZE``, the protocol's own
+limit) against gzip bombs, and a document type declaration refused outright: with no DTD
+there can be no entity to expand, internal (billion laughs) or external (local files,
+requests). Elements count in the sitemap namespace or in none, so an ``<image:loc>`` is not
+taken for a page.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -29,7 +32,7 @@ from .robots import RobotsRules, robots_url
 from .urls import urljoin
 
 __all__ = ['Sitemap', 'SitemapError', 'parse_sitemap', 'read_sitemap', 'sitemap_sources',
-           'sitemap_entries', 'is_sitemap_depth', 'ROBOTS_DEPTH', 'SITEMAP_DEPTH',
+           'sitemap_entries', 'too_deep', 'is_sitemap_depth', 'ROBOTS_DEPTH', 'SITEMAP_DEPTH',
            'DEEPEST_SITEMAP_DEPTH', 'MAX_SITEMAP_SIZE', 'MAX_SITEMAPS']
 
 ROBOTS_DEPTH = -1
@@ -98,6 +101,15 @@ def sitemap_entries(url, depth, sitemap):
     return entries
 
 
+def too_deep(depth, sitemap):
+    """The exception text of a sitemap read at `depth` whose child sitemaps are too deep to
+    queue (so that they are counted as left out), or None."""
+    if depth - 1 >= DEEPEST_SITEMAP_DEPTH or not sitemap.sitemaps:
+        return None
+    return 'SitemapTooDeep: its %d sitemaps are left out (indexes are read %d levels down)' % (
+        len(sitemap.sitemaps), MAX_INDEX_LEVELS)
+
+
 def _resolve_all(base, locs):
     urls = []
     for loc in locs:
@@ -109,22 +121,26 @@ def _resolve_all(base, locs):
 
 
 def parse_sitemap(body, max_size=MAX_SITEMAP_SIZE):
-    """The `Sitemap` of an XML sitemap `body` (bytes), gzip-compressed or not.
+    """The `Sitemap` of a sitemap `body` (bytes), XML or text, gzip-compressed or not.
 
     Raises:
         SitemapError: bad XML or gzip, a DOCTYPE, a root element other than urlset or
-            sitemapindex, or more than `max_size` bytes of XML.
+            sitemapindex, a text line that is no http(s) URL, or more than `max_size`
+            bytes.
     """
-    reader = _SitemapReader()
+    reader = None
     pieces = _gunzip(body, max_size) if body.startswith(_GZIP_MAGIC) else _plain(body, max_size)
-    first = True
     try:
         for piece in pieces:
-            if first:
+            if reader is None:
                 # Blank lines before the XML declaration are a common slip of generators.
                 piece = piece.lstrip(b' \t\r\n')
-                first = not piece
+                if not piece:
+                    continue
+                reader = _SitemapReader() if piece.startswith(b'<') else _TextSitemapReader()
             reader.feed(piece)
+        if reader is None:  # nothing but blanks: XML's error says so
+            reader = _SitemapReader()
         reader.close()
     except expat.ExpatError as e:
         raise SitemapError('bad XML: %s' % e)
@@ -158,6 +174,37 @@ def _gunzip(body, max_size):
                 raise SitemapError('the sitemap is over %d bytes decompressed' % max_size)
             yield piece
         data = decompressor.unused_data  # the next member, if any
+
+
+class _TextSitemapReader(object):
+    """Collects the URLs of a text sitemap, one a line, fed to it in pieces."""
+
+    def __init__(self):
+        self.sitemap = Sitemap([], [])
+        self._rest = b''  # the start of a line the next piece ends
+        self._line = 0
+
+    def feed(self, data):
+        lines = (self._rest + data).split(b'\n')
+        self._rest = lines.pop()
+        for line in lines:
+            self._take(line)
+
+    def close(self):
+        self._take(self._rest)
+
+    def _take(self, line):
+        self._line += 1
+        url = line.strip()
+        if not url:
+            return
+        if not url.lower().startswith((b'http://', b'https://')):
+            raise SitemapError('not a sitemap: line %d of the text is not an http(s) URL'
+                               % self._line)
+        try:
+            self.sitemap.pages.append(url.decode('utf-8'))
+        except UnicodeDecodeError:
+            raise SitemapError('not a sitemap: line %d of the text is not UTF-8' % self._line)
 
 
 class _SitemapReader(object):

@@ -167,9 +167,11 @@ class CrawlStatistics(object):
         elapsed = self.elapsed()
         outcome = 'Interrupted after' if self.interrupted else 'Finished'
         # The rate is of this run's fetches: URLs a resume restored took no time here.
-        lines = [outcome + ' %d urls in %.3f secs (max_tasks=%s) (%.3f urls/sec/task)' % (
-            self.urls, elapsed, self.max_tasks,
-            (self.urls - self.restored) / elapsed / (self.max_tasks or 1) if elapsed else 0.0)]
+        rate = (self.urls - self.restored) / elapsed if elapsed else 0.0
+        # The chapter's rate per task comes after the plain one, which a reader expects.
+        lines = [outcome + ' %d urls in %.3f secs (%.1f urls/sec) (max_tasks=%s: %.3f '
+                 'urls/sec/task)' % (self.urls, elapsed, rate, self.max_tasks,
+                                     rate / (self.max_tasks or 1))]
         if self.restored:
             lines.append('Resumed: %d urls were done before' % self.restored)
         width = max([len(key) for key in self.counters] or [0])

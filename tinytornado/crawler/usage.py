@@ -15,14 +15,17 @@ import re
 from .crawloptions import FILE_OPTIONS, NUMBER_LIMITS, limit_mistake
 from .urls import normalize_url
 
-__all__ = ['UsageError', 'check_arguments', 'option_name', 'option_names', 'FILE_OPTIONS',
-           'NUMBER_LIMITS']
+__all__ = ['UsageError', 'check_arguments', 'check_combinations', 'option_name',
+           'option_names', 'FILE_OPTIONS', 'NUMBER_LIMITS', 'STDOUT']
+
+STDOUT = '-'  # --output's name for standard output
 
 
 class UsageError(ValueError):
     """A mistake on the command line; the message names the option."""
 
 
+_HOST_FIRST_RE = re.compile(r'[\w-]+(\.[\w-]+)*(:\d+)?(/|$)')
 _IDENTIFIER_RE = re.compile(r'\b[a-z]+(?:_[a-z]+)+\b')
 
 
@@ -44,10 +47,54 @@ def check_arguments(args):
             _check_regex(dest, pattern)
     for root in args.roots:
         _check_root(root)
+    _check_header('user_agent', args.user_agent)
     for dest, access in FILE_OPTIONS:
         path = getattr(args, dest, None)
-        if path is not None:
+        if path is not None and not (dest == 'output' and path == STDOUT):
             _check_file(dest, path, access)
+    _check_one_file_each(args)
+
+
+def check_combinations(args):
+    """Check the options given (before a resume takes its journal's) for two that
+    contradict each other, or one that needs another.
+
+    Raises:
+        UsageError: the first mistake found, in one line.
+    """
+    if args.quiet and args.verbose:
+        raise UsageError('-q/--quiet and -v/--verbose contradict each other: give one')
+    if args.demo and args.roots:
+        raise UsageError('--demo crawls the demo site: give it no URL, or no --demo')
+    if args.crawl_id and not args.redis:
+        raise UsageError('--crawl-id names a crawl in Redis: it needs --redis URL')
+    if args.output == STDOUT and args.verbose:
+        raise UsageError('--output - and -v/--verbose both write to standard output: '
+                         'give one')
+
+
+def _check_header(dest, value):
+    # A line break would end the header, or split the request, on the wire: every try
+    # would fail, so say so before the first.
+    if value is not None and re.search(r'[\x00-\x08\x0a-\x1f\x7f]', value):
+        raise UsageError('%s %r holds a control character (a line break?): a header is '
+                         'one line' % (option_name(dest), value))
+
+
+def _check_one_file_each(args):
+    """Two file options naming one file would overwrite each other's lines."""
+    named = {}
+    for dest, access in FILE_OPTIONS:
+        path = getattr(args, dest, None)
+        if path is None or path == STDOUT or not access & os.W_OK:
+            continue
+        real = os.path.realpath(path)
+        if os.path.exists(real) and not os.path.isfile(real):
+            continue  # /dev/null, a FIFO: nothing to overwrite
+        if real in named:
+            raise UsageError('%s %s and %s %s name one file: give each its own' % (
+                option_name(named[real][0]), named[real][1], option_name(dest), path))
+        named[real] = (dest, path)
 
 
 def _check_number(dest, value, relation, bound):
@@ -67,13 +114,19 @@ def _check_root(root):
     try:
         normalize_url(root)
     except ValueError as e:
-        raise UsageError('the root URL %r cannot be crawled: %s' % (root, e))
+        hint = ''
+        if _HOST_FIRST_RE.match(root):  # a host name, as typed in a browser
+            hint = ' (did you mean http://%s ?)' % root
+        raise UsageError('the root URL %r cannot be crawled: %s%s' % (root, e, hint))
 
 
 def _check_file(dest, path, access):
-    """The file at `path` can be opened as `access` says, or made in its directory."""
+    """The file at `path` can be opened as `access` says, or made in its directory (a file
+    only read must exist)."""
     if os.path.isdir(path):
         raise UsageError('%s %s: is a directory' % (option_name(dest), path))
+    if not access & os.W_OK and not os.path.isfile(path):
+        raise UsageError('%s %s: no such file' % (option_name(dest), path))
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise UsageError('%s %s: no such directory: %s' % (option_name(dest), path,
