@@ -218,10 +218,12 @@ def test_command_line_mistakes_are_one_line(redis_server, tmpdir, capsys):
 
 
 def test_an_unreachable_redis_is_one_line_and_its_own_status(tmpdir, capsys):
+    # --redis-wait 0: one try (the default waits 10 minutes, saying so).
     status, _, err = run_main(['--redis', 'redis://127.0.0.1:1/0', '--crawl-id', 'c',
-                               '--status'], capsys)
+                               '--status', '--redis-wait', '0'], capsys)
     assert status == EXIT_NO_REDIS
     assert err.startswith('tinycrawl: error: redis://127.0.0.1:1/0: ')
+    assert 'within 0s' in err and 'refused' in err.lower() and len(err.splitlines()) == 1
 
 
 def collect_process(server, path):

@@ -160,6 +160,16 @@ class Crawl(object):
     def collected_urls(self):
         return url_counter([self.collected_path()])
 
+    @gen.coroutine
+    def assert_each_url_once(self):
+        """The workers' outputs and the collect's file each hold every URL of the
+        single-process crawl once."""
+        expected = yield single_process_urls(self.root, self.directory)
+        written = self.worker_urls()
+        collected = self.collected_urls()
+        assert set(written) == expected == set(collected)
+        assert max(written.values()) == 1 and max(collected.values()) == 1
+
 
 def url_counter(paths):
     urls = collections.Counter()
@@ -274,11 +284,7 @@ def test_a_redis_restart_mid_crawl_loses_nothing(serve, start_redis_server, tmpd
     yield gen.sleep(0.5)  # the workers meet a Redis that is not there
     redis.start()
     yield crawl.wait_all()
-    expected = yield single_process_urls(root, str(tmpdir))
-    written = crawl.worker_urls()
-    collected = crawl.collected_urls()
-    assert set(written) == expected == set(collected)
-    assert max(written.values()) == 1 and max(collected.values()) == 1
+    yield crawl.assert_each_url_once()
 
 
 @waits_for_processes

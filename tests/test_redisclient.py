@@ -3,12 +3,16 @@ test): replies of every kind, pipelining, Lua scripts, AUTH and SELECT from the 
 server killed and restarted under the client."""
 from __future__ import absolute_import, division, print_function
 
+import datetime
+import resource
 import socket
+import sys
 
 import pytest
 
 from tinytornado import gen
 from tinytornado.crawler import redisclient
+from tinytornado.crawler.resp import PythonReader, new_reader
 from tinytornado.crawler.redisclient import (ConnectionError, RedisClient, ReplyError,
                                              backoff_delay, parse_url)
 from tinytornado.ioloop import IOLoop
@@ -285,3 +289,177 @@ def test_a_protocol_error_drops_the_connection(io_loop, reader_class):
     finally:
         client.close()
         server.stop()
+
+
+# -- a hostile server: nothing it sends can take unbounded memory --------------------------
+
+_MiB = 1 << 20
+
+
+class _HostileServer(TCPServer):
+    """A fake Redis: PONG to PING; to the first other command of its first connection,
+    `hostile` bytes, then `flood` MiB of b'x' (or until the client hangs up); +OK to
+    every other command."""
+
+    def __init__(self, hostile, flood=0):
+        TCPServer.__init__(self)
+        self.hostile = hostile
+        self.flood = flood
+        self.connections = 0
+        self.handling = 0  # connections whose handler has not ended
+
+    @gen.coroutine
+    def stop_when_done(self):
+        """Stop listening, and wait for the handlers to end (the client closed)."""
+        self.stop()
+        yield wait_until(lambda: not self.handling)
+
+    @gen.coroutine
+    def handle_stream(self, stream, address):
+        self.connections += 1
+        self.handling += 1
+        first = self.connections == 1
+        reader = new_reader(PythonReader)
+        try:
+            while True:
+                reader.feed((yield stream.read_bytes(65536, partial=True)))
+                command = reader.gets()
+                while command is not False:
+                    if command[0] == b'PING':
+                        yield stream.write(b'+PONG\r\n')
+                    elif first:
+                        first = False
+                        yield stream.write(self.hostile)
+                        for _ in range(self.flood):
+                            yield stream.write(b'x' * _MiB)
+                    else:
+                        yield stream.write(b'+OK\r\n')
+                    command = reader.gets()
+        except StreamClosedError:
+            pass  # the client dropped the connection, as it should
+        finally:
+            self.handling -= 1
+
+
+class _ExplodingReader(PythonReader):
+    """Runs out of memory on the reply BOOM."""
+
+    def gets(self):
+        reply = PythonReader.gets(self)
+        if reply == b'BOOM':
+            raise MemoryError()
+        return reply
+
+
+# (what the server answers, MiB of b'x' after it, the words of the client's error) with
+# the default limits: each of these took hundreds of MiB, or waited for ever.
+HOSTILE_REPLIES = [
+    (b'$100000000\r\n', 100, 'over max_bulk_length'),  # 300 MiB and more before
+    (b'+', 8, 'over max_line_length'),  # a line that never ends
+    (b'*100000000\r\n', 0, 'over max_array_length'),  # hiredis 1.1.0: 763 MiB at once
+    (b'*1\r\n' * 100000 + b':1\r\n', 0, 'over max_depth'),  # 100,000 lists deep
+]
+
+
+def _peak_rss_mib():
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024.0 * 1024 if sys.platform == 'darwin' else 1024.0)
+
+
+@pytest.mark.gen_test(timeout=60)
+@pytest.mark.parametrize('hostile,flood,words', HOSTILE_REPLIES,
+                         ids=['bulk', 'line', 'array', 'depth'])
+def test_a_reply_past_a_limit_drops_the_connection_and_the_next_command_works(
+        io_loop, reader_class, hostile, flood, words):
+    sock, port = bind_unused_port()
+    server = _HostileServer(hostile, flood)
+    server.add_sockets([sock])
+    client = RedisClient('redis://127.0.0.1:%d/0' % port, reader_class=reader_class)
+    peak = _peak_rss_mib()
+    try:
+        with pytest.raises(ConnectionError) as info:
+            yield gen.with_timeout(datetime.timedelta(seconds=20), client.execute('GET', 'k'))
+        # hiredis 1.x (2.7's) refuses arrays nested over 7 deep itself.
+        assert (('ReplyTooLarge' in str(info.value) and words in str(info.value))
+                or 'depth > 7' in str(info.value))
+        assert 'may or may not have been applied' in str(info.value)
+        # The peak of the whole process: what the reply made it take beyond its past peak.
+        assert _peak_rss_mib() - peak < 40
+        assert (yield client.execute('GET', 'k')) == b'OK'  # on a new connection
+        assert server.connections == 2 and client.connections_made == 2
+    finally:
+        client.close()
+        yield server.stop_when_done()
+
+
+@pytest.mark.gen_test(timeout=30)
+def test_a_memory_error_while_reading_drops_the_connection(io_loop):
+    sock, port = bind_unused_port()
+    server = _HostileServer(b'+BOOM\r\n')
+    server.add_sockets([sock])
+    client = RedisClient('redis://127.0.0.1:%d/0' % port, reader_class=_ExplodingReader)
+    try:
+        with pytest.raises(ConnectionError) as info:
+            yield gen.with_timeout(datetime.timedelta(seconds=10), client.execute('GET', 'k'))
+        assert 'MemoryError' in str(info.value)
+        # Not a client that says it is connected and never reads again.
+        assert (yield gen.with_timeout(datetime.timedelta(seconds=10),
+                                       client.execute('GET', 'k'))) == b'OK'
+        assert client.connections_made == 2
+    finally:
+        client.close()
+        yield server.stop_when_done()
+
+
+# -- an outage: one wait, counted from the loss, said once -----------------------------------
+
+@pytest.fixture
+def refused_url():
+    """A redis:// URL whose port is bound but not listening: connecting is refused."""
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    yield 'redis://127.0.0.1:%d/0' % sock.getsockname()[1]
+    sock.close()
+
+
+@pytest.mark.gen_test(timeout=30)
+def test_the_wait_counts_from_the_outage_and_is_said_once(io_loop, refused_url, caplog):
+    client = RedisClient(refused_url, wait_timeout=1.5, backoff_base=0.01, backoff_max=0.05)
+    try:
+        started = io_loop.time()
+        with pytest.raises(ConnectionError) as info:
+            yield client.execute('PING')
+        assert io_loop.time() - started >= 1.5
+        assert 'within 1.5s (none for 1.' in str(info.value)
+        # Sent again, as redisstore does: it fails at once, saying the real wait.
+        again = io_loop.time()
+        with pytest.raises(ConnectionError) as info:
+            yield client.execute('PING')
+        assert io_loop.time() - again < 1.0
+        waited = float(str(info.value).split('(none for ')[1].split('s)')[0])
+        assert waited >= 1.5
+        assert client.connect_failures > 3  # it went on trying
+        said = [record.getMessage() for record in caplog.records
+                if 'unreachable' in record.getMessage()]
+        assert said == ['Redis at %s unreachable (%s); commands wait up to 1.5 s for it'
+                        % (refused_url, said[0].split(' (')[1].split(');')[0])]
+        assert 'Connection refused' in said[0] or 'refused' in said[0].lower()
+    finally:
+        client.close()
+
+
+@pytest.mark.gen_test(timeout=30)
+def test_a_command_cancelled_while_waiting_is_not_sent_and_close_is_clean(
+        io_loop, redis_server):
+    client = RedisClient(redis_server.url(), wait_timeout=30)
+    try:
+        waiting = client.execute('INCR', 'n')  # queued: the connection is not made yet
+        waiting.cancel()
+        assert (yield client.execute('INCR', 'n')) == 1  # the cancelled one never went
+        redis_server.stop()
+        yield wait_until(lambda: client.state == redisclient.CONNECTING)
+        queued = client.pipeline([('PING',), ('PING',)])
+        queued.cancel()  # a worker stopped by SIGTERM while Redis is down
+    finally:
+        client.close()  # was InvalidStateError, failing the cancelled Futures
+    assert queued.cancelled()

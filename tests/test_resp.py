@@ -39,15 +39,19 @@ def comparable(value):
     return value
 
 
-def parse(reader_class, pieces):
-    reader = new_reader(reader_class)
-    replies = []
+def read_all(reader, pieces, replies):
+    """Feed `pieces` to `reader`, appending each reply to `replies` as it comes out."""
     for piece in pieces:
         reader.feed(piece)
         reply = reader.gets()
         while reply is not False:
             replies.append(reply)
             reply = reader.gets()
+
+
+def parse(reader_class, pieces):
+    replies = []
+    read_all(new_reader(reader_class), pieces, replies)
     return replies
 
 
@@ -140,3 +144,70 @@ def test_pack_command_refuses_values_redis_would_get_as_their_repr(argument):
     with pytest.raises(TypeError) as info:
         pack_command(('SET', 'k', argument))
     assert 'bytes, text, int or float' in str(info.value)
+
+
+# -- limits: a server cannot make a reader allocate or buffer without bound ---------------
+
+SMALL = resp.ReplyLimits(max_bulk_length=10, max_array_length=3, max_depth=2,
+                         max_line_length=16)
+
+# (bytes past one of SMALL's limits, the words of the error naming it)
+PAST_A_LIMIT = [
+    (b'$11\r\n', 'max_bulk_length (10)'),
+    (b'$1000000000000\r\n', 'max_bulk_length'),
+    (b'*4\r\n', 'max_array_length (3)'),
+    (b'*100000000\r\n', 'max_array_length'),
+    (b'*1\r\n*1\r\n*1\r\n:1\r\n', 'max_depth (2)'),
+    (b'+1234567890123456\r\n', 'max_line_length (16)'),
+    (b'+12345678901234567', 'max_line_length (16)'),  # no CRLF yet: refused all the same
+    (b'-' + b'e' * 100, 'max_line_length'),
+]
+
+
+def limited_replies(reader_class, pieces, limits=SMALL):
+    """The replies read from `pieces` until the reader raises; (replies, the error)."""
+    replies = []
+    try:
+        read_all(new_reader(reader_class, limits), pieces, replies)
+    except ProtocolError as e:
+        return replies, e
+    return replies, None
+
+
+@pytest.mark.parametrize('reader_class', READERS)
+@pytest.mark.parametrize('data,words', PAST_A_LIMIT)
+def test_a_reply_past_a_limit_is_refused_after_the_replies_before_it(reader_class, data,
+                                                                     words):
+    before = b'+OK\r\n*2\r\n$10\r\n0123456789\r\n*0\r\n'  # each at a limit, not past it
+    for pieces in [[before + data], [before[:7], before[7:] + data[:2], data[2:]],
+                   [before + data[:1]] + [data[i:i + 1] for i in range(1, len(data))]]:
+        replies, error = limited_replies(reader_class, pieces)
+        assert replies == [b'OK', [b'0123456789', []]], pieces
+        assert type(error) is resp.ReplyTooLarge, pieces
+        assert words in str(error)
+
+
+@pytest.mark.parametrize('reader_class', READERS)
+def test_the_default_limits_take_what_the_crawl_reads(reader_class):
+    limits = resp.ReplyLimits()
+    assert limits.max_bulk_length >= 64 << 20 and limits.max_array_length >= 1 << 20
+    assert limits.max_depth >= 8 and limits.max_line_length >= 1 << 20
+    page = b'*1000\r\n' + b'*2\r\n$15\r\n1700000000000-0\r\n*2\r\n$3\r\nurl\r\n$4\r\nhttp\r\n' * 1000
+    replies, error = limited_replies(reader_class, [page], limits)
+    assert error is None and len(replies[0]) == 1000
+    _, error = limited_replies(reader_class, [b'*%d\r\n' % (limits.max_array_length + 1)],
+                               limits)
+    assert 'max_array_length' in str(error)
+
+
+def test_the_python_reader_makes_room_for_a_bulk_string_once():
+    reader = new_reader(PythonReader)
+    reader.feed(b'$3000000\r\n' + b'x' * 65536)
+    assert reader.gets() is False
+    moved = reader._buffer.bytes_moved
+    for _ in range(40):
+        reader.feed(b'x' * 65536)
+    reader.feed(b'x' * (3000000 - 41 * 65536) + b'\r\n')
+    assert len(reader.gets()) == 3000000
+    # Each byte copied in once and out once: no copying as a doubling buffer grows.
+    assert reader._buffer.bytes_moved - moved <= 2 * 3000000 + 65536

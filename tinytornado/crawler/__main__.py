@@ -39,7 +39,7 @@ from tinytornado import gen, httputil
 from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
 
-from .collect import run_view, shared_mistake
+from .collect import EXIT_NO_REDIS, run_interruptibly, run_view, shared_mistake
 from .demo import start_demo_server
 from .demosite import Site
 from .crawloptions import OPTIONS, add_arguments
@@ -81,7 +81,8 @@ exit statuses:
        --crawl-id was started within --join-timeout
   3    no root URL could be fetched at all, or each answered an error
        status such as 404 or 500 (stderr says why)
-  4    --collect or --status could not reach the crawl's Redis
+  4    the crawl's Redis could not be reached within --redis-wait (a worker,
+       --collect or --status)
   5    --status: the Redis has no crawl --crawl-id (not started, or mistyped)
   130  interrupted by Ctrl-C or SIGTERM (the report is printed)
   141  stdout was closed before the report was written (as by `| head`)
@@ -130,6 +131,9 @@ def main(argv=None):
         check_combinations(args)
     except UsageError as e:
         _usage_error(parser, str(e))
+    # Before anything that may wait for Redis: its client logs an outage.
+    logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
+                        format='%(levelname)s %(name)s: %(message)s')
     if args.resume and not args.state:
         parser.error('--resume needs --state FILE')
     if args.resume:
@@ -146,9 +150,6 @@ def main(argv=None):
         args.demo = True  # A first run with no URL works offline.
     if args.demo and not args.resume and not _given(parser, argv, 'max_rate'):
         args.max_rate = 0.0  # the demo site is ours, on loopback: shown at full speed
-
-    logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
-                        format='%(levelname)s %(name)s: %(message)s')
     server = roots = None
     if args.demo:
         server, args.demo_port = _start_demo_server(parser, args)
@@ -188,6 +189,9 @@ def main(argv=None):
                               sys.stderr.isatty())
         finally:
             _close_output(output, args.output)
+    except RedisConnectionError as e:  # Redis gone for longer than --redis-wait
+        _say(parser, 'error: --redis %s: %s' % (args.redis, e))
+        return EXIT_NO_REDIS
     except OutputError as e:  # the crawl stopped: its journal, if any, can resume it
         if _is_broken_pipe(e.error):  # -v's stdout was closed early (`| head`)
             return _stdout_closed()
@@ -422,19 +426,22 @@ def _take_shared_args(parser, argv, args):
     if args.state or args.resume:
         _usage_error(parser, '--redis keeps the crawl in Redis: no --state or --resume')
     try:
-        client = RedisClient(args.redis)
+        client = RedisClient(args.redis, wait_timeout=args.redis_wait)
     except ValueError as e:
         _usage_error(parser, '--redis %s: %s' % (args.redis, e))
     starts = bool(args.roots or args.demo)
     try:
-        meta = IOLoop.current().run_sync(lambda: crawl_meta(client, args.crawl_id) if starts
-                                         else wait_for_crawl(client, args.crawl_id,
-                                                             args.join_timeout,
-                                                             lambda text: _say(parser, text)))
-    except (RedisConnectionError, ValueError) as e:
+        meta = run_interruptibly(
+            lambda: crawl_meta(client, args.crawl_id) if starts
+            else wait_for_crawl(client, args.crawl_id, args.join_timeout,
+                                lambda text: _say(parser, text)))
+    except ValueError as e:
         _usage_error(parser, '--redis %s: %s' % (args.redis, e))
-    except KeyboardInterrupt:  # while waiting: nothing to report, nothing to undo
-        sys.exit(EXIT_INTERRUPTED)
+    except RedisConnectionError as e:
+        parser.exit(EXIT_NO_REDIS, '%s: error: --redis %s: %s\n' % (parser.prog, args.redis, e))
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while waiting: nothing to report or undo
+        parser.exit(EXIT_INTERRUPTED, '%s: interrupted while waiting for crawl %s in --redis '
+                    '%s\n' % (parser.prog, args.crawl_id, args.redis))
     finally:
         client.close()
     if meta is None and not starts:

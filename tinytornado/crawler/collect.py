@@ -15,12 +15,19 @@ FILE, so a resume costs nothing however long FILE is.
 
 A FILE that exists without its position is not one a collect wrote: it is refused,
 rather than appended to or emptied.
+
+Redis unreachable. Both wait for it up to ``--redis-wait`` seconds (the client's
+`wait_timeout`, counted from the loss: a Redis loading a large append-only file takes
+minutes), saying so on stderr once per outage, then go on where they were; past the wait,
+one line and `EXIT_NO_REDIS`. Ctrl-C or SIGTERM, waiting or not, ends them with 130 and a
+line saying what was done (a collect goes on where it stopped when run again).
 """
 from __future__ import absolute_import, division, print_function
 
 import io
 import json
 import os
+import signal
 
 from tinytornado import gen
 from tinytornado.ioloop import IOLoop
@@ -31,14 +38,13 @@ from .redisstore import RedisWorkStore
 from .usage import UsageError
 
 __all__ = ['Collector', 'CollectError', 'position_path', 'status_lines', 'shared_mistake',
-           'run_view', 'POLL_INTERVAL', 'EXIT_NO_REDIS', 'EXIT_NO_CRAWL']
+           'run_view', 'run_interruptibly', 'POLL_INTERVAL', 'EXIT_NO_REDIS',
+           'EXIT_NO_CRAWL', 'EXIT_INTERRUPTED']
 
 POLL_INTERVAL = 0.5  # seconds between two looks at a running crawl's new results
-EXIT_NO_REDIS = 4  # --collect or --status could not reach the crawl's Redis
+EXIT_NO_REDIS = 4  # the crawl's Redis could not be reached within --redis-wait
 EXIT_NO_CRAWL = 5  # --status: the Redis has no crawl of that id (not started, mistyped)
-# Seconds a --status waits for a connection (each of the store's tries): it is a glance,
-# where a collect waits the client's default, which outlasts a Redis restart.
-STATUS_WAIT = 1.0
+EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 
 _PAGE = 1000  # stream entries read at once
 _START = '0'  # the stream entry id before every entry
@@ -200,8 +206,7 @@ def run_view(args, say):
         UsageError: a bad --redis URL or crawl id, or a FILE --collect must not touch.
     """
     try:
-        client = (RedisClient(args.redis, wait_timeout=STATUS_WAIT) if args.status
-                  else RedisClient(args.redis))
+        client = RedisClient(args.redis, wait_timeout=args.redis_wait)
         store = RedisWorkStore(client, args.crawl_id, item_type=tuple)  # it never leases
         collector = None if args.status else Collector(store, args.collect, on_wait=say)
     except ValueError as e:  # CollectError too
@@ -210,18 +215,35 @@ def run_view(args, say):
     where = 'redis://%s:%d/%d' % (address.host, address.port, address.db)
     try:
         if collector is None:
-            status = IOLoop.current().run_sync(store.status)
+            status = run_interruptibly(store.status)
             print('\n'.join(status_lines(args.crawl_id, where, status)))
             if status['started'] is None:
                 return EXIT_NO_CRAWL
         else:
-            written = IOLoop.current().run_sync(collector.collect)
+            written = run_interruptibly(collector.collect)
             say('--collect %s: %d lines appended; the crawl is over' % (args.collect, written))
     except ConnectionError as e:
         say('error: %s: %s' % (where, e))
         return EXIT_NO_REDIS
     except KeyboardInterrupt:
-        return 130  # the shell's code for SIGINT; a rerun goes on where this one stopped
+        if collector is not None:
+            say('--collect %s: interrupted after %d lines appended; run it again to go on'
+                % (args.collect, collector.written))
+        return EXIT_INTERRUPTED
     finally:
         client.close()
     return 0
+
+
+def run_interruptibly(function):
+    """``IOLoop.current().run_sync(function)``, SIGTERM raising KeyboardInterrupt in it as
+    Ctrl-C does: for what is safe to stop anywhere (reading a crawl, or its collect)."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return IOLoop.current().run_sync(function)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt()

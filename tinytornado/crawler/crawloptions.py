@@ -155,6 +155,11 @@ OPTIONS = (
            cli='--redis', metavar='URL'),
     Option('crawl_id', None, TEXT, 'the name of the crawl in --redis', cli='--crawl-id',
            metavar='NAME'),
+    Option('redis_wait', 600.0, FLOAT, 'with --redis, and for --collect and --status: how '
+           'long to wait for a Redis that cannot be reached (stopped, restarting, loading a '
+           'large append-only file), trying again with back-off, before giving up (exit 4); '
+           'the wait is said on stderr', cli='--redis-wait', metavar='SECONDS',
+           limits=_AT_LEAST_0),
     Option('verbose', False, BOOL, 'print a line per URL as it finishes',
            cli=('-v', '--verbose'), api=False),
     Option('quiet', False, BOOL, 'only errors in the log', cli=('-q', '--quiet'), api=False),

@@ -13,12 +13,26 @@ it may or may not have been applied (the server may have run an INCR and died be
 replying), and only the caller knows whether running it twice is safe. The client then
 reconnects in the background, at once and then with exponential backoff (capped, with
 jitter so that many clients do not hammer a restarting server in step). Commands issued
-while it has no connection wait, in order, and go out first on the new one; each waits
-at most `wait_timeout` seconds and then fails with a ConnectionError that says why the
-client could not connect. AUTH and SELECT (from the URL) run on every new connection
+while it has no connection wait, in order, and go out first on the new one. The wait is
+counted from when the client lost its server (or first tried to reach it), not from each
+command: once the client has been without a connection for `wait_timeout` seconds (and
+has tried to connect once at least, so that a wait of 0 says why), the commands waiting
+fail with a ConnectionError that says for how long and why, and so does each command
+issued until it connects again; so a caller that sends a failed command again does not
+wait a second `wait_timeout`, and the message says the real wait. The
+first failed attempt of an outage is logged (a warning: the server is unreachable, and
+how long commands wait), and so is the connection made again after it. AUTH and SELECT (from the URL) run on every new connection
 before those commands, then a PING: a server that has just restarted answers LOADING
 until its dataset is read back (from the append-only file), and a connection counts as
 made only once it answers, so no command meets that error.
+
+Nothing the server sends can take unbounded memory: the replies are read within
+`resp.ReplyLimits` (the `limits` argument), and a reply past one drops the connection like
+any reply that breaks the protocol. Whatever else goes wrong while reading (a MemoryError,
+a bug) drops the connection too, rather than leaving a client that says it is connected
+and never reads again. A command whose Future was cancelled (its caller stopped waiting)
+is not sent if it still waits for a connection, and its reply, if it was sent, is read
+and dropped.
 
 Lua scripts (`register_script`) run by EVALSHA; the first NOSCRIPT (a new server, a
 restart without persistence of the script cache, SCRIPT FLUSH) is answered by one EVAL,
@@ -40,12 +54,15 @@ from tinytornado._compat import binary_type
 from tinytornado.concurrent import CancelledError, Future
 from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import StreamClosedError
+from tinytornado.log import gen_log
 from tinytornado.tcpclient import TCPClient
 
-from .resp import ProtocolError, ReplyError, new_reader, pack_command, pack_commands
+from .resp import (ProtocolError, ReplyError, ReplyLimits, ReplyTooLarge, new_reader,
+                   pack_command, pack_commands)
 
 __all__ = ['RedisClient', 'Script', 'RedisAddress', 'parse_url', 'backoff_delay',
-           'ConnectionError', 'ReplyError', 'ProtocolError', 'DEFAULT_URL']
+           'ConnectionError', 'ReplyError', 'ProtocolError', 'ReplyLimits', 'ReplyTooLarge',
+           'DEFAULT_URL']
 
 DEFAULT_URL = 'redis://127.0.0.1:6379/0'
 
@@ -100,13 +117,15 @@ class _Reply(object):
         self.future = Future()
 
     def deliver(self, reply):
+        if self.future.done():
+            return  # cancelled by its caller: the reply is dropped
         if isinstance(reply, ReplyError):
             self.future.set_exception(reply)
         else:
             self.future.set_result(reply)
 
     def fail(self, error):
-        self.future.set_exception(error)
+        _fail(self.future, error)
 
 
 class _Batch(object):
@@ -121,7 +140,7 @@ class _Batch(object):
 
     def deliver(self, reply):
         self.replies.append(reply)
-        if len(self.replies) < self.count:
+        if len(self.replies) < self.count or self.future.done():
             return
         errors = [r for r in self.replies if isinstance(r, ReplyError)]
         if errors and self.raise_on_error:
@@ -130,7 +149,12 @@ class _Batch(object):
             self.future.set_result(self.replies)
 
     def fail(self, error):
-        self.future.set_exception(error)
+        _fail(self.future, error)
+
+
+def _fail(future, error):
+    if not future.done():  # else cancelled by its caller, who no longer waits
+        future.set_exception(error)
 
 
 class RedisClient(object):
@@ -139,13 +163,15 @@ class RedisClient(object):
     Args:
         url: ``redis://[[username]:password@]host[:port][/db]`` (see `parse_url`).
         connect_timeout: seconds for one attempt: TCP connect, AUTH and SELECT.
-        wait_timeout: the most seconds a command waits for a connection before failing.
+        wait_timeout: the most seconds commands wait for a connection, counted from when
+            the server was lost (see the module docstring).
         backoff_base, backoff_max: the first and the largest pause between attempts.
         reader_class: the RESP parser (default: `resp.Reader`, hiredis's where installed).
+        limits: the `resp.ReplyLimits` of a reply (default: `ReplyLimits()`'s).
     """
 
     def __init__(self, url=DEFAULT_URL, connect_timeout=5.0, wait_timeout=10.0,
-                 backoff_base=0.05, backoff_max=5.0, reader_class=None):
+                 backoff_base=0.05, backoff_max=5.0, reader_class=None, limits=None):
         self.url = url
         self.address = parse_url(url)
         self.connect_timeout = connect_timeout
@@ -153,11 +179,15 @@ class RedisClient(object):
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.reader_class = reader_class
+        self.limits = limits or ReplyLimits()
         self.io_loop = IOLoop.current()
         self.state = IDLE
         self.connections_made = 0
         self.connect_failures = 0  # failed attempts since the connection was lost
         self.last_error = None  # why the last connection attempt failed or was lost
+        self.unreachable_since = None  # when the client began to need a connection
+        self._said_unreachable = False  # the outage was logged: log its end too
+        self._attempt_failed_once = False  # in this outage: commands may fail from then
         self._tcp_client = TCPClient()
         self._stream = None
         self._reading = None  # the read the reply loop waits for
@@ -240,21 +270,24 @@ class RedisClient(object):
         return ConnectionError('the client of %s is closed' % (self.url,))
 
     def _queue(self, data, waiter, count):
-        deadline = self.io_loop.time() + self.wait_timeout
+        if self.state is IDLE:
+            self._start_connecting()
+        deadline = self.unreachable_since + self.wait_timeout
         self._queued.append((deadline, data, waiter, count))
         if self._queue_timeout is None:
             self._queue_timeout = self.io_loop.call_at(deadline, self._expire_queued)
-        if self.state is IDLE:
-            self._start_connecting()
 
     def _expire_queued(self):
         """Fail the queued commands whose wait is over; watch for the next one's."""
         self._queue_timeout = None
+        if not self._attempt_failed_once:
+            return  # a wait of 0 still tries once: _attempt_failed comes back here
         now = self.io_loop.time()
         queued = self._queued
         if queued and queued[0][0] <= now:
-            error = ConnectionError('no connection to %s within %gs: %s' % (
-                self.url, self.wait_timeout, self.last_error or 'still connecting'))
+            error = ConnectionError('no connection to %s within %gs (none for %.1fs): %s' % (
+                self.url, self.wait_timeout, now - self.unreachable_since,
+                _error_text(self.last_error) if self.last_error else 'still connecting'))
             while queued and queued[0][0] <= now:
                 queued.popleft()[2].fail(error)
         if queued:
@@ -264,6 +297,8 @@ class RedisClient(object):
         """Write what waited for this connection, in one write, in the order issued."""
         queued, self._queued = self._queued, collections.deque()
         self._cancel_queue_timeout()
+        # Not those cancelled meanwhile: their callers no longer wait for them.
+        queued = [entry for entry in queued if not entry[2].future.done()]
         if queued:
             self._stream.write(b''.join([entry[1] for entry in queued]))
             for _, _, waiter, count in queued:
@@ -290,6 +325,8 @@ class RedisClient(object):
 
     def _start_connecting(self):
         self.state = CONNECTING
+        self.unreachable_since = self.io_loop.time()
+        self._attempt_failed_once = False
         self.io_loop.spawn_callback(self._connect_until_connected)
 
     @gen.coroutine
@@ -298,7 +335,7 @@ class RedisClient(object):
         while self.state is CONNECTING:
             try:
                 stream, reader = yield self._open()
-            except _CONNECT_ERRORS as e:
+            except Exception as e:  # whatever it is, the next attempt may not meet it
                 if self.state is CONNECTING:  # else closed meanwhile
                     self._attempt_failed(e)
                     yield self._pause(backoff_delay(self.connect_failures, self.backoff_base,
@@ -312,6 +349,14 @@ class RedisClient(object):
 
     def _attempt_failed(self, error):
         self.last_error = error
+        if not self._attempt_failed_once:
+            self._attempt_failed_once = True
+            self._cancel_queue_timeout()
+            self._expire_queued()
+        if not self.connect_failures and self.wait_timeout > 0:
+            self._said_unreachable = True
+            gen_log.warning('Redis at %s unreachable (%s); commands wait up to %g s for it',
+                            self.url, _error_text(error), self.wait_timeout)
         if isinstance(error, (ReplyError, ProtocolError)):
             # AUTH or SELECT refused, or no RESP spoken: the URL is wrong for this server,
             # and waiting out the timeout would only hide it. Later commands still wait
@@ -326,7 +371,7 @@ class RedisClient(object):
         stream = yield self._tcp_client.connect(address.host, address.port,
                                                 timeout=self.connect_timeout)
         stream.set_nodelay(True)
-        reader = new_reader(self.reader_class)
+        reader = new_reader(self.reader_class, self.limits)
         setup = self._setup_commands()
         try:
             stream.write(pack_commands(setup))
@@ -358,6 +403,10 @@ class RedisClient(object):
         self._stream = stream
         self.state = CONNECTED
         self.connections_made += 1
+        if self._said_unreachable:
+            self._said_unreachable = False
+            gen_log.warning('Redis at %s reachable again, after %.1f s', self.url,
+                            self.io_loop.time() - self.unreachable_since)
         self._send_queued()
         self.io_loop.spawn_callback(self._read_replies, stream, reader)
 
@@ -376,7 +425,7 @@ class RedisClient(object):
                                             % (reply,))
                     in_flight.popleft().deliver(reply)
                     reply = reader.gets()
-        except (StreamClosedError, ProtocolError, CancelledError) as e:
+        except (CancelledError, Exception) as e:  # a MemoryError too: it cannot go on
             self._connection_lost(stream, e)
 
     def _connection_lost(self, stream, error):
@@ -386,8 +435,8 @@ class RedisClient(object):
         self._stream = None
         self.last_error = error
         self._fail_in_flight(ConnectionError(
-            'the connection to %s was lost (%s: %s): the command was sent and may or may not '
-            'have been applied' % (self.url, type(error).__name__, error)))
+            'the connection to %s was lost (%s): the command was sent and may or may not '
+            'have been applied' % (self.url, _error_text(error))))
         self._start_connecting()
 
     def _pause(self, delay):
@@ -405,7 +454,8 @@ class RedisClient(object):
             future.set_result(None)
 
 
-_CONNECT_ERRORS = (IOError, gen.TimeoutError, ReplyError, ProtocolError)
+def _error_text(error):
+    return '%s: %s' % (type(error).__name__, error)
 
 
 def _expect(in_flight, waiter, count):

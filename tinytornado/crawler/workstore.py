@@ -74,7 +74,8 @@ def open_work_store(options, item_type):
         if options.state is not None:
             raise ValueError('state is for a crawl of one process: a redis crawl keeps '
                              'its work in Redis')
-        return SharedWorkStore(RedisClient(options.redis), options.crawl_id, item_type,
+        return SharedWorkStore(RedisClient(options.redis, wait_timeout=options.redis_wait),
+                               options.crawl_id, item_type,
                                lease_seconds=options.lease_seconds, own_client=True)
     if options.state is None:
         return MemoryWorkStore()
