@@ -31,12 +31,14 @@ import tinytornado
 from tinytornado import gen
 from tinytornado.crawler.demosite import Site
 
+from crawler_sites import UNTHROTTLED_ARGS
+
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(tinytornado.__file__)))
 CRAWL = 'proof'
-# Crawl-wide politeness off (the store keeps it, which tests/test_redisstore.py checks),
-# a lease short enough that a killed worker's URLs come back within the test.
-WORKER_ARGS = ['--delay', '0', '--max-per-host', '1000', '--max-tasks', '4',
-               '--lease-seconds', '2', '--no-progress', '-q']
+# Crawl-wide politeness off (the store keeps it, which tests/test_store_conformance.py
+# checks), a lease short enough that a killed worker's URLs come back within the test.
+WORKER_ARGS = UNTHROTTLED_ARGS + ['--max-tasks', '4', '--lease-seconds', '2',
+                                  '--no-progress', '-q']
 
 waits_for_processes = pytest.mark.gen_test(timeout=240)
 one_loop_kind = pytest.mark.own_loop_only('the crawl runs in worker processes: one kind of '
@@ -196,7 +198,8 @@ def single_process_urls(root, directory):
     output = os.path.join(directory, 'single.jsonl')
     process = subprocess.Popen(
         [sys.executable, '-m', 'tinytornado.crawler', root, '--output', output] +
-        WORKER_ARGS[:4] + ['--max-tasks', '50', '--no-progress', '-q'], cwd=PACKAGE_ROOT, env=child_env(),
+        UNTHROTTLED_ARGS + ['--max-tasks', '50', '--no-progress', '-q'], cwd=PACKAGE_ROOT,
+        env=child_env(),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     while process.poll() is None:
         yield gen.sleep(0.05)
