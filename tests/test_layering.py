@@ -30,7 +30,8 @@ LAYER_ORDER = [
     ('_bytebuffer', ['_compat']),
     ('escape', ['_compat']),
     ('stack_context', []),
-    ('concurrent', ['_compat']),
+    ('_kernel', ['_compat']),  # the Future and its internals: the kernel's API.
+    ('concurrent', ['_kernel']),
     ('_poller', ['_compat']),
     ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable']),
     ('_gen_legacy', ['concurrent']),  # gen's legacy yieldables, which gen configures.
@@ -142,6 +143,136 @@ def test_the_checker_sees_imports_inside_functions(tmpdir):
     found = list(internal_imports('tinytornado.concurrent', str(source)))
     assert found == [(2, 'tinytornado.gen')]
     assert 'gen' not in allowed_imports('concurrent')
+
+
+def own_room(module):
+    """The module whose private names `module` may use: its own, or, for a legacy wing
+    (`_x_legacy`) or a Python-3-only twin (`x_py3`), the module it belongs to."""
+    package, _, name = module.rpartition('.')
+    if name.startswith('_') and name.endswith('_legacy'):
+        name = name[1:-len('_legacy')]
+    elif name.endswith('_py3'):
+        name = name[:-len('_py3')]
+    return package + '.' + name
+
+
+def shares_privates(module, other):
+    return own_room(module) == own_room(other)
+
+
+def module_names(tree, module, path):
+    """Local name -> module, for every tinytornado module `tree` imports as a module."""
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith('tinytornado.') or alias.name == 'tinytornado':
+                    if alias.asname:
+                        names[alias.asname] = alias.name
+                    else:
+                        names['tinytornado'] = 'tinytornado'
+        elif isinstance(node, ast.ImportFrom):
+            base = imported_base(node, module, path)
+            for alias in node.names:
+                if base.startswith('tinytornado') and is_module(base + '.' + alias.name):
+                    names[alias.asname or alias.name] = base + '.' + alias.name
+    return names
+
+
+def imported_base(node, module, path):
+    """The absolute module name a ``from ... import`` statement imports from."""
+    package = module if path.endswith('__init__.py') else module.rpartition('.')[0]
+    base = node.module or ''
+    if node.level:
+        anchor = package.split('.')
+        anchor = anchor[:len(anchor) - node.level + 1]
+        base = '.'.join(anchor + ([base] if base else []))
+    return base
+
+
+def is_module(name):
+    relative = os.path.join(PACKAGE_DIR, *name.split('.')[1:])
+    return (os.path.isdir(relative) or os.path.exists(relative + '.py') or
+            os.path.exists(relative + '.c'))
+
+
+def dotted(node):
+    """'a.b.c' for the expression a.b.c; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return '.'.join(reversed(parts))
+
+
+def is_private(name):
+    return name.startswith('_') and not name.startswith('__')
+
+
+def private_imports(module, path):
+    """(line, module, name) for each private name of another module `module` uses, by
+    ``from x import _name`` or as ``x._name``, outside its own room (see own_room)."""
+    with io.open(path, encoding='utf-8') as f:
+        tree = ast.parse(f.read(), path)
+    modules = module_names(tree, module, path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = imported_base(node, module, path)
+            if not base.startswith('tinytornado'):
+                continue
+            for alias in node.names:
+                if is_private(alias.name) and not is_module(base + '.' + alias.name):
+                    yield node.lineno, base, alias.name
+        elif isinstance(node, ast.Attribute) and is_private(node.attr):
+            owner = dotted(node.value)
+            if owner is None:
+                continue
+            head, _, rest = owner.partition('.')
+            target = modules.get(head)
+            if target is None:
+                continue
+            target = target + '.' + rest if rest else target
+            if is_module(target) and not is_module(target + '.' + node.attr):
+                yield node.lineno, target, node.attr
+
+
+def test_no_module_uses_another_modules_private_names():
+    # The kernel's API (_kernel) is how gen, the loop and the rest share Future internals;
+    # anything else one module needs of another is public (within the package at least).
+    violations = []
+    for module, path in package_modules():
+        for lineno, owner, name in private_imports(module, path):
+            if not shares_privates(module, owner):
+                violations.append('%s:%d uses %s.%s' % (module, lineno, owner, name))
+    assert violations == []
+
+
+def test_the_private_name_checker_sees_imports_and_attributes(tmpdir):
+    source = tmpdir.join('probe.py')
+    source.write('from tinytornado.concurrent import _x, Future\n'
+                 'from tinytornado import gen, _kernel\n'
+                 'import tinytornado.ioloop\n'
+                 'import tinytornado.ioloop as loop_module\n'
+                 'gen._drive\n'
+                 'tinytornado.ioloop._epoch\n'
+                 'loop_module._fileno\n'
+                 'gen.__name__\n'
+                 '_kernel.resolve\n')
+    found = sorted(private_imports('tinytornado.util', str(source)))
+    assert found == [(1, 'tinytornado.concurrent', '_x'), (5, 'tinytornado.gen', '_drive'),
+                     (6, 'tinytornado.ioloop', '_epoch'), (7, 'tinytornado.ioloop', '_fileno')]
+
+
+def test_a_module_shares_privates_only_with_its_own_legacy_wing():
+    assert shares_privates('tinytornado.gen', 'tinytornado._gen_legacy')
+    assert shares_privates('tinytornado._gen_legacy', 'tinytornado.gen')
+    assert shares_privates('tinytornado._compat_py3', 'tinytornado._compat')
+    assert not shares_privates('tinytornado.gen', 'tinytornado.concurrent')
+    assert not shares_privates('tinytornado.gen', 'tinytornado._concurrent_legacy')
+    assert not shares_privates('tinytornado.crawler.engine', 'tinytornado.crawler.links')
 
 
 def first_sentence(text):

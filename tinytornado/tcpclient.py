@@ -15,7 +15,8 @@ import numbers
 import socket
 
 from tinytornado import gen
-from tinytornado.concurrent import Future, TimeoutError, _set_new_exception
+from tinytornado._kernel import set_new_exception
+from tinytornado.concurrent import Future, TimeoutError
 from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import IOStream
 from tinytornado.netutil import Resolver
@@ -154,7 +155,7 @@ class _Connector(object):
     def on_connect_timeout(self):
         """Give up: fail with TimeoutError (unless done already), close the attempts."""
         if not self.future.done():
-            _set_new_exception(self.future, TimeoutError('Timed out connecting'))
+            set_new_exception(self.future, TimeoutError('Timed out connecting'))
         self._stop()
 
     def clear_timeouts(self):
