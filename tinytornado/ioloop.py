@@ -889,18 +889,22 @@ def epoch_aligned(clock):
 
 
 def deadline_for(timeout, io_loop=None):
-    """The loop time a Tornado-style `timeout` argument names, or None for None.
+    """The loop time a Tornado-style `timeout` argument names, or None for None: the one
+    reading of a `timeout` in the package.
 
-    Tornado's waits (`add_timeout`, `gen.with_timeout`, queue and lock waits) take either
-    a `datetime.timedelta`, counted from now on `io_loop`'s clock (the current loop's by
-    default), or a number, which already is a deadline. Public signatures keep that
-    `timeout`; everything below them takes the `deadline` this returns.
+    The convention: a number is a deadline already (a loop time, `IOLoop.time()`), and a
+    `datetime.timedelta` counts from now on `io_loop`'s clock (the current loop's by
+    default). Tornado's waits (`add_timeout`, `gen.with_timeout`, queue and lock waits)
+    take their `timeout` so and pass it here as it is. An API whose Tornado signature
+    reads a number as seconds from now (`TCPClient.connect`) says so by passing
+    ``datetime.timedelta(seconds=number)``. Everything below a public signature takes the
+    `deadline` this returns.
     """
     if timeout is None or isinstance(timeout, numbers.Real):
         return timeout
     if isinstance(timeout, datetime.timedelta):
         return (io_loop or IOLoop.current()).time() + timeout.total_seconds()
-    raise TypeError('unsupported timeout %r: use a loop time (IOLoop.time()) or a '
+    raise TypeError('unsupported timeout %r: give a number or a '
                     'datetime.timedelta' % (timeout,))
 
 
