@@ -27,8 +27,8 @@ resumes, and so on out to `IOLoop.run_sync`. A parent waiting on a coroutine tha
 holds the Futures being resolved so); one woken by any other Future (a queue, a lock, a
 stream) resumes in the next pass, so no coroutine runs inside another's `put()`. That
 loop, every coroutine's hot path, exists once, in Python (a C copy drifted from it: issue
-19). It reads a Future's outcome as concurrent lets it, in one attribute, and changes
-Futures only through concurrent's internal functions.
+19). It reads a Future's outcome as the kernel (_kernel) lets it, in one attribute, and
+changes Futures only through the kernel's functions.
 
 Cancelling a coroutine's Future asks its Runner to cancel: the Future being waited on is
 cancelled, and CancelledError is thrown in at the `yield`. The coroutine may catch it to
