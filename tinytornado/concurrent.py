@@ -39,7 +39,7 @@ __all__ = [
     'DummyExecutor', 'dummy_executor',
 ]
 
-# The stdlib's (or the `futures` backport's) class, so that a cancelled
+
 class TimeoutError(Exception):
     """An operation (`gen.with_timeout`, `IOLoop.run_sync`, a queue or lock wait) timed out."""
 
