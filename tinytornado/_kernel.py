@@ -1,10 +1,10 @@
-"""The kernel: the Future, and what gen's Runner and the loop do to Futures below its API.
+"""The kernel: the Future, and the internal operations on Futures gen and the loop need.
 
 Everything a coroutine waits on is a `Future`; this module holds its class and the
 internal operations the layers above need without the public methods' checks. It is the
 one place where a Future's fields are written, and its names are the package's internal
 API: `concurrent` re-exports `Future` and the exceptions (the Tornado-named, public home),
-gen's Runner and wrappers, the loop, `_waiters`, iostream and tcpclient import the rest
+gen's Runner and wrappers, the loop, `_waiters` and tcpclient import the rest
 from here, never private names of one another (tests/test_layering.py refuses those).
 
 The Future's state
@@ -240,7 +240,7 @@ def cancelled_exc_info():
     return CancelledError, CancelledError(), None
 
 
-# -- The fast paths: for gen's Runner and wrappers, the loop, _waiters, iostream ---------
+# -- The fast paths: for gen's Runner and wrappers, _waiters and tcpclient ---------------
 # Each step of every coroutine runs some of these, where the public methods would check
 # what the caller knows already. They are the package's internal API, not the public one.
 
@@ -318,7 +318,6 @@ def resolve(future, outcome, state=FINISHED):
             fn(future)
         except Exception:
             app_log.exception('Exception in callback %r for %r', fn, future)
-
 
 
 def call_with_result(callback, future):
