@@ -39,7 +39,8 @@ LAYER_ORDER = [
     ('stack_context', []),
     ('concurrent', ['_compat']),
     ('_poller', ['_compat']),
-    ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable']),
+    ('_ioloop_legacy', []),  # the blocking alarm: mixins of ioloop's classes.
+    ('ioloop', ['concurrent', '_timerqueue', '_poller', '_configurable', '_ioloop_legacy']),
     ('_concurrent_legacy', ['ioloop']),  # re-exported by concurrent, at its end.
     ('_gen_legacy', ['concurrent']),  # gen's legacy yieldables, which gen configures.
     ('gen', ['ioloop', '_extension', '_gen_legacy']),
