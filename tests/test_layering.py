@@ -59,6 +59,7 @@ LAYER_ORDER = [
     ('_httppool', ['concurrent', '_httperrors']),
     ('_http1connection', ['iostream', 'httputil', '_httperrors', '_httprequest']),
     ('httpclient', ['tcpclient', '_http1connection', '_httppool']),
+    ('_httpclient_legacy', ['httpclient']),  # re-exported by httpclient, at its end.
     ('simple_httpclient', ['httpclient']),  # 5.1's module of its client, re-exported.
     ('crawler', ['httpclient', 'queues', 'tcpserver']),
     ('testing', ['gen', 'netutil']),

@@ -21,7 +21,6 @@ from __future__ import absolute_import, division, print_function
 
 import functools
 import multiprocessing
-import sys
 
 from tinytornado._compat import (
     GC_CYCLE_FINALIZERS, awaitable, format_exc_info, futures, raise_exc_info,

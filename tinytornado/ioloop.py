@@ -65,7 +65,7 @@ from tinytornado.concurrent import (
     Future, TimeoutError, _default_thread_pool, _resolve_through, future_add_done_callback,
     is_future,
 )
-from tinytornado.log import app_log, gen_log
+from tinytornado.log import app_log
 
 __all__ = ['deadline_for', 'IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
 
