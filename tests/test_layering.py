@@ -54,6 +54,7 @@ LAYER_ORDER = [
     ('tcpserver', ['iostream', 'netutil']),
     ('_http1parser', ['_compat']),
     ('httputil', ['_compat', '_http1parser']),
+    ('_httputil_legacy', ['httputil']),  # re-exported by httputil, at its end.
     ('_httperrors', []),
     ('_httprequest', ['httputil', 'netutil']),
     ('_httppool', ['concurrent', '_httperrors']),
