@@ -50,6 +50,7 @@ LAYER_ORDER = [
     ('netutil', ['gen']),
     ('util', ['_compat', '_configurable', 'concurrent', 'netutil']),
     ('iostream', ['gen', 'netutil', '_bytebuffer']),
+    ('_iostream_legacy', ['iostream']),  # re-exported by iostream, at its end.
     ('tcpclient', ['iostream', 'netutil']),
     ('tcpserver', ['iostream', 'netutil']),
     ('_http1parser', ['_compat']),
