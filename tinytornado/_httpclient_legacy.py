@@ -1,18 +1,67 @@
-"""Tornado 5.1's blocking HTTP client, `HTTPClient`, re-exported by httpclient.
+"""Tornado 5.1's HTTP client interfaces from before fetch returned only a Future,
+re-exported by httpclient: the blocking `HTTPClient`, fetch's ``callback=`` argument, and
+the route through a subclass's `fetch_impl` (a mock client, as 5.1's tests write them).
 
-It runs a private IOLoop around an `AsyncHTTPClient` for each fetch: for scripts and
-tests written against 5.1. Nothing in the core imports this module; httpclient
-re-exports its name at its end.
+`HTTPClient` runs a private IOLoop around an `AsyncHTTPClient` for each fetch, for
+scripts and tests written against 5.1. Only httpclient imports this module, at its end:
+`AsyncHTTPClient.fetch` hands a call with a callback, or a client whose class overrides
+fetch_impl, to the functions here.
 """
 from __future__ import absolute_import, division, print_function
 
 import functools
+import time
+import warnings
 
 from tinytornado import gen
-from tinytornado.httpclient import AsyncHTTPClient
+from tinytornado.concurrent import Future
+from tinytornado.httpclient import (
+    AsyncHTTPClient, HTTPClientError, HTTPRequest, HTTPResponse, _end_fetch,
+)
 from tinytornado.ioloop import IOLoop
 
 __all__ = ['HTTPClient']
+
+
+def fetch_with_callback(client, request, callback, raise_error, kwargs):
+    """`client.fetch` with Tornado 5.1's callback: the Future all the same, and
+    ``callback(response)`` on the loop once it is done (a response even for a failure),
+    unless it was cancelled."""
+    warnings.warn('the callback argument of AsyncHTTPClient.fetch is deprecated: use '
+                  'the Future it returns', DeprecationWarning, stacklevel=3)
+    if not isinstance(request, HTTPRequest):
+        # Made here, so that a failure without a response can still name the request.
+        request, kwargs = HTTPRequest(url=request, **kwargs), {}
+    future = client.fetch(request, raise_error=raise_error, **kwargs)
+
+    def deliver(future):
+        if not future.cancelled():
+            client.io_loop.add_callback(callback, _callback_response(future, request))
+    future.add_done_callback(deliver)
+    return future
+
+
+def _callback_response(future, request):
+    """What a legacy fetch callback is given: a response, even for a failure."""
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if isinstance(error, HTTPClientError) and error.response is not None:
+        return error.response
+    return HTTPResponse(request, 599, error=error,
+                        request_time=time.time() - request.start_time)
+
+
+def fetch_through_impl(client, request, raise_error):
+    """fetch's Future for a client whose class overrides fetch_impl, which ends it as
+    5.1's fetch did."""
+    future = Future()
+
+    def handle_response(response):
+        if not future.cancelled():  # nobody waits for it any more
+            _end_fetch(future, response, raise_error)
+    client.fetch_impl(request, handle_response)
+    return future
 
 
 class HTTPClient(object):

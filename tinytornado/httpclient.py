@@ -21,7 +21,6 @@ from __future__ import absolute_import, division, print_function
 
 import io
 import time
-import warnings
 import weakref
 
 from six.moves import http_client
@@ -406,7 +405,7 @@ class AsyncHTTPClient(Configurable):
         there instead, and its response ends the Future as described.
         """
         if callback is not None:
-            return self._fetch_with_callback(request, callback, raise_error, kwargs)
+            return _legacy.fetch_with_callback(self, request, callback, raise_error, kwargs)
         if self._closed:
             raise RuntimeError('fetch() called on closed AsyncHTTPClient')
         if not isinstance(request, HTTPRequest):
@@ -418,7 +417,7 @@ class AsyncHTTPClient(Configurable):
         request.headers = HTTPHeaders() if headers is None else HTTPHeaders(headers)
         request = RequestProxy(request, self.defaults)
         if self._fetch_impl_overridden:
-            return self._fetch_through_impl(request, raise_error)
+            return _legacy.fetch_through_impl(self, request, raise_error)
         return self._start_fetch(request, raise_error)
 
     def fetch_impl(self, request, callback):
@@ -432,16 +431,6 @@ class AsyncHTTPClient(Configurable):
         """
         self._start_fetch(request, False).add_done_callback(
             lambda future: callback(future.result()))
-
-    def _fetch_through_impl(self, request, raise_error):
-        """fetch's Future for a subclass's fetch_impl, which ends it as 5.1's fetch did."""
-        future = Future()
-
-        def handle_response(response):
-            if not future.cancelled():  # nobody waits for it any more
-                _end_fetch(future, response, raise_error)
-        self.fetch_impl(request, handle_response)
-        return future
 
     def _start_fetch(self, request, raise_error):
         """The Future of the native fetch of `request` (a RequestProxy)."""
@@ -511,20 +500,6 @@ class AsyncHTTPClient(Configurable):
             request = redirected_request(request, exchange.code,
                                          exchange.response_headers['Location'])
             exchange = slot = host = None
-
-    def _fetch_with_callback(self, request, callback, raise_error, kwargs):
-        warnings.warn('the callback argument of AsyncHTTPClient.fetch is deprecated: use '
-                      'the Future it returns', DeprecationWarning, stacklevel=3)
-        if not isinstance(request, HTTPRequest):
-            # Made here, so that a failure without a response can still name the request.
-            request, kwargs = HTTPRequest(url=request, **kwargs), {}
-        future = self.fetch(request, raise_error=raise_error, **kwargs)
-
-        def deliver(future):
-            if not future.cancelled():
-                self.io_loop.add_callback(callback, _callback_response(future, request))
-        future.add_done_callback(deliver)
-        return future
 
     def _abandon(self, exchange, slot):
         """An error or a cancellation: close what the exchange had open, give back the slot."""
@@ -604,17 +579,6 @@ class _QueuedFetch(SlotWaiter):
             future_set_exc_info(self.future, exc_info)
 
 
-def _callback_response(future, request):
-    """What a legacy fetch callback is given: a response, even for a failure."""
-    error = future.exception()
-    if error is None:
-        return future.result()
-    if isinstance(error, HTTPClientError) and error.response is not None:
-        return error.response
-    return HTTPResponse(request, 599, error=error,
-                        request_time=time.time() - request.start_time)
-
-
 def _granted(slot):
     return slot.done() and not slot.cancelled() and slot.exception() is None
 
@@ -655,5 +619,8 @@ def _response(request, exchange, error=None):
     return response
 
 
-# -- Tornado 5.1's blocking client, re-exported (tests/test_layering.py: only here, last) --
+# -- Tornado 5.1's blocking client and its fetch routes (callback=, a subclass's
+# fetch_impl), re-exported and called through `_legacy` (tests/test_layering.py: only
+# here, last) -------------------------------------------------------------------------
+from tinytornado import _httpclient_legacy as _legacy  # noqa: E402
 from tinytornado._httpclient_legacy import HTTPClient  # noqa: E402
