@@ -272,7 +272,8 @@ def size_table():
     """The Markdown table of the core's and the legacy wing's lines (the crawler aside)."""
     sizes = module_sizes()
     wings = [layer for layer, _ in LAYER_ORDER if is_legacy(layer) and layer in sizes]
-    rows = ['| module | core lines | its legacy wing | wing lines |', '| --- | ---: | --- | ---: |']
+    rows = ['| module | core lines | its legacy wing | wing lines |',
+            '| --- | ---: | --- | ---: |']
     for wing in wings:
         owner = legacy_owner(wing)
         rows.append('| `%s` | %d | `%s` | %d |' % (owner, sizes[owner], wing, sizes[wing]))

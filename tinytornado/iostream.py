@@ -178,9 +178,9 @@ class BaseIOStream(object):
 
     # -- Tornado 5.1's fd hooks ----------------------------------------------------------
     # A subclass that gives no socket implements these, and its stream calls them through
-    # _iostream_legacy's _FdHooks. Ours read and write their socket directly, not through read_from_fd and
-    # write_to_fd, which on them serve code that calls them; every stream's close() calls
-    # close_fd, as in 5.1.
+    # _iostream_legacy's _FdHooks. Ours read and write their socket directly, not through
+    # read_from_fd and write_to_fd, which on them serve code that calls them; every
+    # stream's close() calls close_fd, as in 5.1.
 
     def close_fd(self):
         """Close the file underneath the stream: `close` calls it, nothing else should."""
@@ -215,7 +215,7 @@ class BaseIOStream(object):
         if callback is None and streaming_callback is None:
             return self._start_read(_ReadBytes(num_bytes, partial))
         return _legacy.read_with_callback(self, callback, streaming_callback, num_bytes,
-                                 _ReadBytes(num_bytes, partial))
+                                          _ReadBytes(num_bytes, partial))
 
     def read_until(self, delimiter, callback=None, max_bytes=None):
         """A Future of the bytes up to and including `delimiter` (legacy form: with
@@ -228,7 +228,8 @@ class BaseIOStream(object):
             raise ValueError('read_until needs a non-empty delimiter')
         if callback is None:
             return self._start_read(_ReadUntil(delimiter, max_bytes))
-        return _legacy.read_with_callback(self, callback, None, None, _ReadUntil(delimiter, max_bytes))
+        return _legacy.read_with_callback(self, callback, None, None,
+                                          _ReadUntil(delimiter, max_bytes))
 
     def read_until_regex(self, regex, callback=None, max_bytes=None):
         """A Future of the bytes up to and including the first match of `regex` (legacy
@@ -250,7 +251,8 @@ class BaseIOStream(object):
         """
         if callback is None and streaming_callback is None:
             return self._start_read(_ReadUntilClose())
-        return _legacy.read_with_callback(self, callback, streaming_callback, None, _ReadUntilClose())
+        return _legacy.read_with_callback(self, callback, streaming_callback, None,
+                                          _ReadUntilClose())
 
     def read_into(self, buf, callback=None, partial=False):
         """Fill the writable buffer `buf` (a bytearray or memoryview); a Future of the
@@ -261,7 +263,8 @@ class BaseIOStream(object):
         """
         if callback is None:
             return self._start_read(_ReadInto(memoryview(buf), partial))
-        return _legacy.read_with_callback(self, callback, None, None, _ReadInto(memoryview(buf), partial))
+        return _legacy.read_with_callback(self, callback, None, None,
+                                          _ReadInto(memoryview(buf), partial))
 
     def reading(self):
         """True while a read is pending."""
