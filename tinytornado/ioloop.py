@@ -52,21 +52,20 @@ import multiprocessing
 import numbers
 import os
 import random
-import signal
 import socket
 import sys
 import time
-import traceback
 
 from tinytornado._compat import PY2, futures, get_ident, monotonic, overrides
 from tinytornado._configurable import Configurable, import_object
+from tinytornado._ioloop_legacy import BlockingAlarm, PolledBlockingAlarm
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
 from tinytornado._kernel import thread_state
 from tinytornado.concurrent import (
     Future, TimeoutError, future_add_done_callback, is_future, resolve_through,
 )
-from tinytornado.log import app_log, gen_log
+from tinytornado.log import app_log
 
 __all__ = ['deadline_for', 'IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
 
@@ -156,13 +155,14 @@ def _gen_module():
     return _gen
 
 
-class IOLoop(Configurable):
+class IOLoop(Configurable, BlockingAlarm):
     """An I/O loop with callbacks and timers; abstract (see the module docstring).
 
     ``IOLoop()`` makes the configured class, `PollIOLoop` by default. A loop class
     implements the methods here that raise NotImplementedError, plus ``_run_until_stopped``
     (run passes until stopped) and ``_release`` (let go of what the loop holds); its
-    `initialize` sets ``self.time``, its clock, and ends by calling this one.
+    `initialize` sets ``self.time``, its clock, and ends by calling this one. Tornado 5.1's
+    blocking alarm comes from the legacy wing's mixins (_ioloop_legacy).
     """
     NONE = 0
     READ = READ
@@ -462,27 +462,6 @@ class IOLoop(Configurable):
         """Close `fd` (an int or an object with close()), as ``close(all_fds=True)`` does."""
         _close_quietly(fd)
 
-    # -- Tornado 5.1's watchdog over callbacks that keep the loop from its poll -----------
-
-    _blocking_signal_threshold = None
-
-    def set_blocking_signal_threshold(self, seconds, action):
-        """Send this process SIGALRM, handled by `action` (a signal handler; None: the
-        default, which ends the process), when the loop runs callbacks, handlers and timers
-        for more than `seconds` without coming back to its poll; None turns it off. Only
-        from the main thread, on Unix, and on tinytornado's own loop, as in Tornado 5.1.
-        """
-        raise NotImplementedError('this loop has no blocking alarm')
-
-    def set_blocking_log_threshold(self, seconds):
-        """Log the stack (`log_stack`) when the loop is blocked for more than `seconds`."""
-        self.set_blocking_signal_threshold(seconds, self.log_stack)
-
-    def log_stack(self, signum, frame):
-        """A signal handler that logs, as blocking the loop, the stack it interrupted."""
-        gen_log.warning('IOLoop blocked for %f seconds in\n%s', self._blocking_signal_threshold,
-                        ''.join(traceback.format_stack(frame)))
-
     def pending_work(self):
         """What is still scheduled: ``(timers, fileobjs)``.
 
@@ -526,7 +505,7 @@ class IOLoop(Configurable):
             self.handle_callback_exception(future)
 
 
-class PollIOLoop(IOLoop):
+class PollIOLoop(PolledBlockingAlarm, IOLoop):
     """tinytornado's own loop: a level-triggered selector loop (see the module docstring).
 
     Args:
@@ -571,20 +550,7 @@ class PollIOLoop(IOLoop):
                 self._run_once()
         finally:
             self._thread_ident = None
-            if self._blocking_signal_threshold is not None:
-                signal.setitimer(signal.ITIMER_REAL, 0, 0)  # No alarm once it has stopped.
-
-    def set_blocking_signal_threshold(self, seconds, action):
-        if not hasattr(signal, 'setitimer'):
-            raise NotImplementedError('set_blocking_signal_threshold needs signal.setitimer')
-        poller = getattr(self._poller, 'unwatched', self._poller)
-        self._blocking_signal_threshold = seconds
-        if seconds is None:
-            self._poller = poller
-            signal.setitimer(signal.ITIMER_REAL, 0, 0)
-        else:
-            signal.signal(signal.SIGALRM, signal.SIG_DFL if action is None else action)
-            self._poller = _WatchedPoller(poller, seconds)
+            self._stop_blocking_alarm()
 
     def stop(self):
         self._stopped = True
@@ -748,24 +714,6 @@ class PollIOLoop(IOLoop):
                 continue
             if result is not None:
                 self._watch_returned(result)
-
-
-class _WatchedPoller(object):
-    """A poller that stops the blocking alarm while it waits and starts it again for the
-    pass's work (`set_blocking_signal_threshold`): in place of the loop's poller, so that a
-    loop without an alarm pays nothing for the feature."""
-
-    def __init__(self, poller, seconds):
-        self.unwatched = poller
-        self.seconds = seconds
-        self.register, self.modify = poller.register, poller.modify
-        self.unregister, self.close = poller.unregister, poller.close
-
-    def poll(self, delay):
-        signal.setitimer(signal.ITIMER_REAL, 0, 0)
-        ready = self.unwatched.poll(delay)
-        signal.setitimer(signal.ITIMER_REAL, self.seconds, 0)
-        return ready
 
 
 def _setup_logging():
