@@ -8,9 +8,12 @@ import weakref
 import pytest
 
 from tinytornado._compat import futures, get_ident
+from tinytornado._kernel import (
+    FAILED, NOT_DONE, _TracebackLogger, done_future, pending_future, resolve,
+    set_new_exception,
+)
 from tinytornado.concurrent import (
-    _FAILED, _NOT_DONE, _TracebackLogger, CancelledError, Future, InvalidStateError,
-    TimeoutError, _done_future, _pending_future, _resolve, _set_new_exception, chain_future,
+    CancelledError, Future, InvalidStateError, TimeoutError, chain_future,
     future_add_done_callback,
     future_set_exc_info, future_set_exception_unless_cancelled,
     future_set_result_unless_cancelled, is_future,
@@ -139,13 +142,13 @@ def test_unretrieved_exception_is_logged_when_collected(app_log_records):
 
 def test_a_new_exception_never_retrieved_is_logged_and_a_retrieved_one_is_not(
         app_log_records):
-    # _set_new_exception formats the text only at collection, on 2.7 as well.
+    # set_new_exception formats the text only at collection, on 2.7 as well.
     retrieved, dropped = Future(), Future()
-    _set_new_exception(retrieved, TimeoutError('retrieved'))
-    _set_new_exception(dropped, TimeoutError('dropped'))
+    set_new_exception(retrieved, TimeoutError('retrieved'))
+    set_new_exception(dropped, TimeoutError('dropped'))
     assert isinstance(retrieved.exception(), TimeoutError)
     with pytest.raises(InvalidStateError):
-        _set_new_exception(retrieved, TimeoutError('twice'))
+        set_new_exception(retrieved, TimeoutError('twice'))
     ref = weakref.ref(dropped)
     del retrieved, dropped
     gc.collect()
@@ -283,30 +286,21 @@ def test_remove_done_callback():
     assert future.remove_done_callback(cb) == 0
 
 
-def test_without_the_loop_module_a_pending_concurrent_chain_is_a_clear_error(monkeypatch):
-    # What importing tinytornado.ioloop prevents: concurrent alone cannot reach a loop.
-    import tinytornado.concurrent as concurrent_module
-    monkeypatch.setattr(concurrent_module, '_current_loop', concurrent_module._no_current_loop)
-    with pytest.raises(RuntimeError) as info:
-        chain_future(futures.Future(), Future())
-    assert 'tinytornado.ioloop' in str(info.value)
-
-
 # -- The internal fast paths gen and iostream use ---------------------------------------
 
 def test_outcome_is_the_result_or_says_why_there_is_none():
     succeeded, failed, cancelled = Future(), failed_future(), Future()
-    assert succeeded._outcome is _NOT_DONE
+    assert succeeded._outcome is NOT_DONE
     succeeded.set_result(None)
     cancelled.cancel()
     assert [future._outcome for future in (succeeded, failed, cancelled)] == [
-        None, _FAILED, _FAILED]
+        None, FAILED, FAILED]
     assert isinstance(failed.exception(), ValueError)  # Retrieved: it logs nothing.
-    assert _done_future(_FAILED).result() is _FAILED  # A result, whatever it is.
+    assert done_future(FAILED).result() is FAILED  # A result, whatever it is.
 
 
 def test_a_done_future_made_in_one_call_is_a_resolved_future():
-    future = _done_future('value')
+    future = done_future('value')
     assert future.done() and not future.cancelled()
     assert future.result() == 'value' and future.exc_info() is None
     assert future._outcome == 'value'
@@ -318,11 +312,11 @@ def test_a_done_future_made_in_one_call_is_a_resolved_future():
 
 def test_a_pending_future_asks_its_canceller_and_forgets_it_when_resolved():
     answers = [False, True]
-    future = _pending_future(lambda: answers.pop(0))
-    assert not future.done() and future._outcome is _NOT_DONE
+    future = pending_future(lambda: answers.pop(0))
+    assert not future.done() and future._outcome is NOT_DONE
     assert future.cancel() is False  # Refused: still pending.
     assert future.cancel() is True and not future.done()  # Accepted, resolved later.
-    _resolve(future, 'late')
+    resolve(future, 'late')
     assert future.result() == 'late'
     assert future.cancel() is False and answers == []
 
@@ -334,11 +328,11 @@ def test_resolve_runs_the_callbacks_once_and_leaves_a_done_future_as_it_is(
     future.add_done_callback(lambda done: trace.append(('first', done.result())))
     future.add_done_callback(lambda done: 1 / 0)
     future.add_done_callback(lambda done: trace.append(('last', done.result())))
-    _resolve(future, 7)
-    _resolve(future, 8)
+    resolve(future, 7)
+    resolve(future, 8)
     assert trace == [('first', 7), ('last', 7)]
     assert [record.exc_info[0] for record in app_log_records] == [ZeroDivisionError]
     cancelled = Future()
     cancelled.cancel()
-    _resolve(cancelled, 9)
+    resolve(cancelled, 9)
     assert cancelled.cancelled()

@@ -14,7 +14,8 @@ import weakref
 import pytest
 
 from tinytornado import gen
-from tinytornado.concurrent import Future, _done_future
+from tinytornado._kernel import done_future
+from tinytornado.concurrent import Future
 
 pytestmark = pytest.mark.usefixtures('wrapper_kind')
 
@@ -116,7 +117,7 @@ def test_each_way_of_ending_gives_its_value(io_loop):
         # Made as concurrent makes done Futures: the C wrapper sets the fields it is told
         # to, all of them and no other, or gen's Runner would misread them.
         assert type(future) is Future
-        assert vars(future) == vars(_done_future(future.result()))
+        assert vars(future) == vars(done_future(future.result()))
         seen = []
         future.add_done_callback(seen.append)  # A done Future calls back at once.
         assert seen == [future]

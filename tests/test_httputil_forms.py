@@ -16,8 +16,9 @@ import re
 import pytest
 from six import ensure_str
 
+from tinytornado._httputil_legacy import _parse_header
 from tinytornado.httputil import (
-    HTTPFile, HTTPHeaders, _parse_header, parse_body_arguments, parse_multipart_form_data,
+    HTTPFile, HTTPHeaders, parse_body_arguments, parse_multipart_form_data,
 )
 from tinytornado.log import gen_log
 

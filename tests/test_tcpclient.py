@@ -10,6 +10,7 @@ import pytest
 from net_helpers import TEST_HOSTNAME, open_fds, run, tls_files
 from tinytornado import gen
 from tinytornado.concurrent import Future, TimeoutError
+from tinytornado.ioloop import deadline_for
 from tinytornado.iostream import SSLIOStream, StreamClosedError
 from tinytornado.netutil import OverrideResolver, Resolver, bind_sockets
 from tinytornado.tcpclient import TCPClient, _Connector, _interleave_families
@@ -169,6 +170,27 @@ def test_timeout_while_connecting_closes_the_attempts(io_loop, virtual_clock):
 def test_timeout_must_be_seconds_or_a_timedelta(io_loop, listener):
     with pytest.raises(TypeError):
         run(io_loop, lambda: TCPClient().connect(*listener.address, timeout='soon'))
+
+
+@pytest.mark.parametrize('timeout', [5, 5.0, datetime.timedelta(seconds=5)])
+def test_a_number_is_seconds_from_now_as_in_tornado(io_loop, virtual_clock, timeout):
+    # Far from the clock's start, where a number read as a deadline would be long past.
+    virtual_clock.advance(1000)
+    client = TCPClient(FixedResolver(None))
+    start = io_loop.time()
+    with pytest.raises(TimeoutError):
+        io_loop.run_sync(lambda: client.connect('service.test', 80, timeout=timeout))
+    assert io_loop.time() - start == pytest.approx(5)
+
+
+def test_a_bad_timeout_is_refused_as_every_wait_refuses_it(io_loop, listener):
+    # One reading of a timeout (ioloop.deadline_for), so one error for a bad one.
+    with pytest.raises(TypeError) as connecting:
+        run(io_loop, lambda: TCPClient().connect(*listener.address, timeout='soon'))
+    with pytest.raises(TypeError) as deadline:
+        deadline_for('soon')
+    assert str(connecting.value) == str(deadline.value)
+    assert 'timedelta' in str(connecting.value)
 
 
 def test_source_ip(io_loop, listener):

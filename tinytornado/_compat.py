@@ -18,7 +18,7 @@ __all__ = [
     'with_traceback', 'clear_frame', 'exc_clear', 'format_exc_info', 'collections_abc',
     'binary_type', 'text_type', 'string_types', 'unichr', 'stdlib_socket', 'close_socket',
     'awaitable', 'UINT64_TYPECODE', 'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX',
-    'is_finalizing', 'overrides',
+    'is_finalizing', 'overrides', 'positional_index',
 ]
 
 PY2 = six.PY2
@@ -72,6 +72,15 @@ def overrides(cls, base, name):
     functions: 2.7 wraps each read of a method from a class in a new unbound method)."""
     return (six.get_unbound_function(getattr(cls, name)) is not
             six.get_unbound_function(getattr(base, name)))
+
+
+def positional_index(fn, name):
+    """Where `fn` takes `name` positionally; None for a keyword, or a signature not seen."""
+    code = getattr(fn, '__code__', None)
+    if code is None:
+        return None
+    names = code.co_varnames[:code.co_argcount]
+    return names.index(name) if name in names else None
 
 # 2.7's epoll.poll() truncates its timeout to whole milliseconds, so a wait of 0.7 ms
 # returns at once and the loop spins until the deadline; 3.x rounds up.

@@ -28,9 +28,9 @@
     do { PyObject *_old = (PyObject *)(target); (target) = (value); Py_XDECREF(_old); } while (0)
 #endif
 
-/* What gen.py hands over once, through configure(). A Future's fields are concurrent.py's:
- * this module sets them only as concurrent._DONE_FUTURE_FIELDS says, and knows no other. */
-static PyObject *future_class;    /* concurrent.Future */
+/* What gen.py hands over once, through configure(). A Future's fields are _kernel.py's:
+ * this module sets them only as _kernel.DONE_FUTURE_FIELDS says, and knows no other. */
+static PyObject *future_class;    /* _kernel.Future */
 static PyObject *result_field;    /* The attribute a done Future's result goes in... */
 static PyObject *done_fields;     /* ...and the (attribute, value) pairs set besides. */
 static PyObject *return_class;    /* gen.Return */
@@ -49,7 +49,7 @@ typedef struct {
 #endif
 } CoroutineFunction;
 
-/* A Future already resolved with `value` (a new reference), as concurrent._done_future
+/* A Future already resolved with `value` (a new reference), as _kernel.done_future
  * makes it: no callback can have been added yet, so no set_result bookkeeping. */
 static PyObject *
 resolved_future(PyObject *value)
@@ -509,7 +509,7 @@ monotonic(PyObject *self, PyObject *unused)
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Future, done_future_fields, Return, start_runner, call_with_callback): "
-     "what the wrapper builds with (gen passes concurrent._DONE_FUTURE_FIELDS)."},
+     "what the wrapper builds with (gen passes _kernel.DONE_FUTURE_FIELDS)."},
 #ifdef HAVE_MONOTONIC
     {"monotonic", monotonic, METH_NOARGS,
      "monotonic() -> CLOCK_MONOTONIC in float seconds (time.monotonic for 2.7)."},

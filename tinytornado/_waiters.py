@@ -13,7 +13,8 @@ from __future__ import absolute_import, division, print_function
 import collections
 import functools
 
-from tinytornado.concurrent import Future, TimeoutError, _set_new_exception
+from tinytornado._kernel import set_new_exception
+from tinytornado.concurrent import Future, TimeoutError
 from tinytornado.ioloop import IOLoop
 
 __all__ = ['Waiters', 'RAISE_TIMEOUT', 'resolved_future']
@@ -83,6 +84,6 @@ class Waiters(object):
     def _expire(self, future):
         del self._entries[future]
         if self._timeout_result is RAISE_TIMEOUT:
-            _set_new_exception(future, TimeoutError('Timeout'))
+            set_new_exception(future, TimeoutError('Timeout'))
         else:
             future.set_result(self._timeout_result)

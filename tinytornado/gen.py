@@ -27,8 +27,8 @@ resumes, and so on out to `IOLoop.run_sync`. A parent waiting on a coroutine tha
 holds the Futures being resolved so); one woken by any other Future (a queue, a lock, a
 stream) resumes in the next pass, so no coroutine runs inside another's `put()`. That
 loop, every coroutine's hot path, exists once, in Python (a C copy drifted from it: issue
-19). It reads a Future's outcome as concurrent lets it, in one attribute, and changes
-Futures only through concurrent's internal functions.
+19). It reads a Future's outcome as the kernel (_kernel) lets it, in one attribute, and
+changes Futures only through the kernel's functions.
 
 Cancelling a coroutine's Future asks its Runner to cancel: the Future being waited on is
 cancelled, and CancelledError is thrown in at the `yield`. The coroutine may catch it to
@@ -49,14 +49,16 @@ import warnings
 from tinytornado._compat import (
     ENDED_FRAMES_KEEP_CALLER, clear_frame, exc_clear, throw_exc_info, with_traceback,
 )
+from tinytornado._kernel import (
+    CANCELLED, DONE_FUTURE_FIELDS, FAILED, NOT_DONE, call_with_result, cancellable,
+    cancelled_exc_info, done_future, pending_future, resolve, set_new_exception, thread_state,
+)
 from tinytornado.concurrent import (
-    _CANCELLED, _DONE_FUTURE_FIELDS, _FAILED, _NOT_DONE, CancelledError, Future, TimeoutError,
-    _call_with_result, _cancellable, _cancelled_exc_info, _done_future,
-    _pending_future, _resolve, _set_new_exception, chain_future, future_set_exc_info,
+    CancelledError, Future, TimeoutError, chain_future, future_set_exc_info,
     future_set_result_unless_cancelled, is_future,
 )
 from tinytornado._extension import speedups as _speedups  # configured below
-from tinytornado.ioloop import IOLoop, _thread_state, deadline_for
+from tinytornado.ioloop import IOLoop, deadline_for
 from tinytornado.log import app_log
 from tinytornado import _gen_legacy
 from tinytornado._gen_legacy import (
@@ -154,7 +156,7 @@ def _python_wrapper(func, replace_callback=True):
             # coroutine's locals until the garbage collector runs (issue 28). Tornado 5.1
             # clears its local in a finally, which every call would pay.
             return _failed_future(sys.exc_info())
-        return _done_future(result)
+        return done_future(result)
     return wrapper
 
 
@@ -177,7 +179,7 @@ def _call_with_callback(coroutine_function, args, kwargs, stacklevel):
                   DeprecationWarning, stacklevel=stacklevel)
     future = coroutine_function(*args, **kwargs)
     if callback is not None:
-        IOLoop.current().add_future(future, functools.partial(_call_with_result, callback))
+        IOLoop.current().add_future(future, functools.partial(call_with_result, callback))
     return future
 
 
@@ -213,7 +215,7 @@ class Runner(object):
             if future is _resolved:
                 # A moment has passed: None is sent in, or CancelledError (see
                 # _throw_cancelled).
-                result = _FAILED if self.must_cancel else None
+                result = FAILED if self.must_cancel else None
             else:
                 result = future._outcome
         else:
@@ -226,11 +228,11 @@ class Runner(object):
         # The hot path of every coroutine: `future` is the Future in hand and `result`
         # its outcome; self.future is what the generator waits for once it must wait.
         while True:
-            if result is _NOT_DONE:
+            if result is NOT_DONE:
                 if self.must_cancel:  # cancel() came since the last wait: see _cancel_wait
                     future = self._cancel_wait(future)
                     result = future._outcome
-                    if result is not _NOT_DONE:
+                    if result is not NOT_DONE:
                         continue
                 # Wait. run goes on only once what it waited for is done (or first
                 # from _start_runner), so each Future is waited for once.
@@ -240,9 +242,9 @@ class Runner(object):
             try:
                 # A cancel() that came meanwhile waits for the next yield that must
                 # wait: a done Future's outcome comes first.
-                if result is not _FAILED:
+                if result is not FAILED:
                     yielded = self.gen.send(result)
-                elif future is not _resolved and future._state is not _CANCELLED:
+                elif future is not _resolved and future._state is not CANCELLED:
                     # The failure of what it waited for: every timeout a coroutine hears
                     # of comes here.
                     yielded = throw_exc_info(self.gen, future.exc_info())
@@ -272,11 +274,11 @@ class Runner(object):
                 return
             self.gen = None
             future = self.result_future
-            # _settle_returning(future, _resolve, value) without its call: every
+            # _settle_returning(future, resolve, value) without its call: every
             # coroutine that waited once ends here.
             _returning.append(future)
             try:
-                _resolve(future, value)
+                resolve(future, value)
             finally:
                 _returning.pop()
             return
@@ -316,7 +318,7 @@ class Runner(object):
         self.must_cancel = False
         exc_info = future.exc_info()
         if exc_info is None or exc_info[2] is None:
-            exc_info = _cancelled_exc_info()
+            exc_info = cancelled_exc_info()
         return throw_exc_info(self.gen, exc_info)
 
     def handle_yield(self, yielded):
@@ -424,10 +426,10 @@ def _start_runner(gen, yielded):
     runner = Runner()
     # The Runner is the Future's canceller: it is callable (see __call__), so no bound
     # method is made per coroutine.
-    future = runner.result_future = _pending_future(runner)
+    future = runner.result_future = pending_future(runner)
     runner.gen = gen  # None once the generator has ended.
     # IOLoop.current() without its call when this thread has a loop.
-    runner.io_loop = getattr(_thread_state, 'instance', None) or _current_loop()
+    runner.io_loop = getattr(thread_state, 'instance', None) or _current_loop()
     runner.must_cancel = False
     # What it yielded is taken as run's loop takes it: a Future or moment without a call.
     if yielded.__class__ is Future:
@@ -473,7 +475,7 @@ def _settle_returning(future, settle, outcome):
 # coroutine that resumes in the same stack (see _clear_settling_frames).
 _SETTLING_CODE = _RUNNER_CODE | frozenset(function.__code__ for function in (
     Runner.__dict__['_fail'], _settle_returning, future_set_exc_info,
-    Future.__dict__['set_exc_info'], _resolve))
+    Future.__dict__['set_exc_info'], resolve))
 
 
 def _resume_in_this_stack(future, result=None, exc_info=None):
@@ -553,7 +555,7 @@ def _resolve_multi(future, children, keys, quiet_exceptions):
     results = []
     for child in children:
         outcome = child._outcome  # the result, where result() would cost two calls
-        if outcome is not _FAILED:
+        if outcome is not FAILED:
             results.append(outcome)
             continue
         exc_info = child.exc_info()
@@ -592,7 +594,7 @@ def with_timeout(timeout, future, quiet_exceptions=(), cancel_on_timeout=True):
     waiter.io_loop = io_loop
     waiter.quiet_exceptions = quiet_exceptions
     # Decided now rather than when it times out, where 10,000 together each pay the call.
-    waiter.cancel_on_timeout = cancel_on_timeout and _cancellable(future)
+    waiter.cancel_on_timeout = cancel_on_timeout and cancellable(future)
     waiter.timer = io_loop.call_at(deadline_for(timeout, io_loop), waiter.time_out)
     # The canceller first: a `future` done already resolves `result` at once, dropping it
     # (set afterwards, it would stay, a cycle through the waiter for the collector).
@@ -620,10 +622,10 @@ class _TimeoutWaiter(object):
         # Not needed any more; and a future left running holds this waiter (its callback
         # logs a late failure): holding it back would make a cycle for the collector.
         self.future = None
-        if self.result._outcome is _NOT_DONE:  # result.done() without its call
+        if self.result._outcome is NOT_DONE:  # result.done() without its call
             # Made, not raised: a traceback would keep this frame, and through it the
             # stack and `result`, alive in a cycle that only the garbage collector frees.
-            _set_new_exception(self.result, TimeoutError('Timeout'))
+            set_new_exception(self.result, TimeoutError('Timeout'))
 
     def on_done(self, done):
         if self.timer is None:
@@ -635,7 +637,7 @@ class _TimeoutWaiter(object):
             chain_future(done, self.result)
 
     def cancel(self):
-        if _cancellable(self.future):
+        if cancellable(self.future):
             self.future.cancel()
         if not self.result.done():
             self.result.set_cancelled()
@@ -687,7 +689,7 @@ def convert_yielded(yielded):
             return converter(yielded)
     if isinstance(yielded, _NativeCoroutine):
         # After the converters: platform.asyncio's gives it a Task on an asyncio loop.
-        return _drive_awaitable(yielded)
+        return drive_awaitable(yielded)
     raise BadYieldError(_bad_yield_message(yielded))
 
 
@@ -709,29 +711,6 @@ def _bad_yield_message(yielded):
         message += ('. It is a generator: is %s() missing the @gen.coroutine decorator?'
                     % yielded.__name__)
     return message
-
-
-def _convert_run_sync_result(value):
-    if value is None or is_future(value):
-        return value
-    return convert_yielded(value)
-
-
-def _convert_callback_result(value):
-    # As Tornado 5.1's loop: what a callback returned is run (a native coroutine) and
-    # watched if it is yieldable; anything else is no error, only a return value.
-    try:
-        future = convert_yielded(value)
-    except BadYieldError:
-        return None
-    return future if is_future(future) else None
-
-
-# run_sync and the running of callbacks live in the loop, which must not import this
-# module; it learns here to wait for anything a coroutine may yield (a list of Futures, an
-# undecorated generator's mistake reported as BadYieldError; a native coroutine run).
-IOLoop._convert_result = staticmethod(_convert_run_sync_result)
-IOLoop._convert_returned = staticmethod(_convert_callback_result)
 
 
 class WaitIterator(object):
@@ -798,7 +777,7 @@ class WaitIterator(object):
 
 
 if _speedups is not None:  # The C speedups' module, when built and wanted (see _extension).
-    _speedups.configure(Future, _DONE_FUTURE_FIELDS, Return, _start_runner,
+    _speedups.configure(Future, DONE_FUTURE_FIELDS, Return, _start_runner,
                         _call_with_callback)
 
 
@@ -810,7 +789,7 @@ _NativeCoroutine = getattr(types, 'CoroutineType', ())
 
 
 @coroutine
-def _drive_awaitable(awaitable):
+def drive_awaitable(awaitable):
     """Run a native coroutine (or another awaitable) under a `Runner`: what it awaits is
     yielded to the Runner, so it may await tinytornado Futures and ``asyncio.sleep(0)``,
     but nothing that needs an asyncio loop. Cancellation crosses in both directions.

@@ -19,10 +19,8 @@ request and its response over one connection), `_httppool` (slots and idle conne
 """
 from __future__ import absolute_import, division, print_function
 
-import functools
 import io
 import time
-import warnings
 import weakref
 
 from six.moves import http_client
@@ -407,7 +405,7 @@ class AsyncHTTPClient(Configurable):
         there instead, and its response ends the Future as described.
         """
         if callback is not None:
-            return self._fetch_with_callback(request, callback, raise_error, kwargs)
+            return _legacy.fetch_with_callback(self, request, callback, raise_error, kwargs)
         if self._closed:
             raise RuntimeError('fetch() called on closed AsyncHTTPClient')
         if not isinstance(request, HTTPRequest):
@@ -419,7 +417,7 @@ class AsyncHTTPClient(Configurable):
         request.headers = HTTPHeaders() if headers is None else HTTPHeaders(headers)
         request = RequestProxy(request, self.defaults)
         if self._fetch_impl_overridden:
-            return self._fetch_through_impl(request, raise_error)
+            return _legacy.fetch_through_impl(self, request, raise_error)
         return self._start_fetch(request, raise_error)
 
     def fetch_impl(self, request, callback):
@@ -433,16 +431,6 @@ class AsyncHTTPClient(Configurable):
         """
         self._start_fetch(request, False).add_done_callback(
             lambda future: callback(future.result()))
-
-    def _fetch_through_impl(self, request, raise_error):
-        """fetch's Future for a subclass's fetch_impl, which ends it as 5.1's fetch did."""
-        future = Future()
-
-        def handle_response(response):
-            if not future.cancelled():  # nobody waits for it any more
-                _end_fetch(future, response, raise_error)
-        self.fetch_impl(request, handle_response)
-        return future
 
     def _start_fetch(self, request, raise_error):
         """The Future of the native fetch of `request` (a RequestProxy)."""
@@ -512,20 +500,6 @@ class AsyncHTTPClient(Configurable):
             request = redirected_request(request, exchange.code,
                                          exchange.response_headers['Location'])
             exchange = slot = host = None
-
-    def _fetch_with_callback(self, request, callback, raise_error, kwargs):
-        warnings.warn('the callback argument of AsyncHTTPClient.fetch is deprecated: use '
-                      'the Future it returns', DeprecationWarning, stacklevel=3)
-        if not isinstance(request, HTTPRequest):
-            # Made here, so that a failure without a response can still name the request.
-            request, kwargs = HTTPRequest(url=request, **kwargs), {}
-        future = self.fetch(request, raise_error=raise_error, **kwargs)
-
-        def deliver(future):
-            if not future.cancelled():
-                self.io_loop.add_callback(callback, _callback_response(future, request))
-        future.add_done_callback(deliver)
-        return future
 
     def _abandon(self, exchange, slot):
         """An error or a cancellation: close what the exchange had open, give back the slot."""
@@ -605,17 +579,6 @@ class _QueuedFetch(SlotWaiter):
             future_set_exc_info(self.future, exc_info)
 
 
-def _callback_response(future, request):
-    """What a legacy fetch callback is given: a response, even for a failure."""
-    error = future.exception()
-    if error is None:
-        return future.result()
-    if isinstance(error, HTTPClientError) and error.response is not None:
-        return error.response
-    return HTTPResponse(request, 599, error=error,
-                        request_time=time.time() - request.start_time)
-
-
 def _granted(slot):
     return slot.done() and not slot.cancelled() and slot.exception() is None
 
@@ -656,54 +619,8 @@ def _response(request, exchange, error=None):
     return response
 
 
-# --- The blocking client -------------------------------------------------------------------
-
-class HTTPClient(object):
-    """A blocking HTTP client, for scripts and tests: ``fetch`` returns the HTTPResponse.
-
-    Each fetch runs a private IOLoop until its response is in. The thread's current loop
-    is left as it was, so this works with no loop at all and also (blocking it) from
-    inside a running one, which Tornado 5 refuses on Python 3. ``close()`` when done; closing again
-    does nothing.
-
-    Args:
-        async_client_class: the AsyncHTTPClient class that does the work (default:
-            AsyncHTTPClient, or what it is configured to make).
-        kwargs: for that class, as ``AsyncHTTPClient(**kwargs)`` takes them.
-    """
-
-    def __init__(self, async_client_class=None, **kwargs):
-        self._closed = True  # until made whole: close(), and so __del__, has nothing to do
-        self._io_loop = IOLoop(make_current=False)
-        client_class = async_client_class or AsyncHTTPClient
-        try:
-            # Made while the private loop runs, so that the client is that loop's.
-            self._async_client = self._io_loop.run_sync(
-                gen.coroutine(lambda: client_class(**kwargs)))
-        except Exception:
-            self._io_loop.close()
-            raise
-        self._closed = False
-
-    def __del__(self):
-        self.close()
-
-    def close(self):
-        """Close the connections and the private loop."""
-        if not self._closed:
-            self._closed = True
-            self._async_client.close()
-            self._io_loop.close(all_fds=True)
-
-    def fetch(self, request, **kwargs):
-        """Fetch `request` (an HTTPRequest, or a URL with HTTPRequest's keyword arguments).
-
-        Returns the HTTPResponse. Raises what `AsyncHTTPClient.fetch`'s Future would:
-        HTTPClientError (HTTPError) for a non-2xx response, with the response attached,
-        or the error itself when there was no response; with ``raise_error=False``,
-        every outcome is a response instead.
-        """
-        if self._closed:
-            raise RuntimeError('fetch() called on closed HTTPClient')
-        return self._io_loop.run_sync(
-            functools.partial(self._async_client.fetch, request, **kwargs))
+# -- Tornado 5.1's blocking client and its fetch routes (callback=, a subclass's
+# fetch_impl), re-exported and called through `_legacy` (tests/test_layering.py: only
+# here, last) -------------------------------------------------------------------------
+from tinytornado import _httpclient_legacy as _legacy  # noqa: E402
+from tinytornado._httpclient_legacy import HTTPClient  # noqa: E402

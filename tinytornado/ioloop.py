@@ -44,29 +44,28 @@ import collections
 import datetime
 import errno
 import functools
+import importlib
 import itertools
 import logging
 import math
+import multiprocessing
 import numbers
 import os
 import random
-import signal
 import socket
 import sys
-import threading
 import time
-import traceback
 
-from tinytornado._compat import PY2, get_ident, monotonic, overrides
+from tinytornado._compat import PY2, futures, get_ident, monotonic, overrides
 from tinytornado._configurable import Configurable, import_object
+from tinytornado._ioloop_legacy import BlockingAlarm, PolledBlockingAlarm
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
-import tinytornado.concurrent
+from tinytornado._kernel import thread_state
 from tinytornado.concurrent import (
-    Future, TimeoutError, _default_thread_pool, _resolve_through, future_add_done_callback,
-    is_future,
+    Future, TimeoutError, future_add_done_callback, is_future, resolve_through,
 )
-from tinytornado.log import app_log, gen_log
+from tinytornado.log import app_log
 
 __all__ = ['deadline_for', 'IOLoop', 'PeriodicCallback', 'PollIOLoop', 'TimeoutError']
 
@@ -137,20 +136,33 @@ def _load_asyncio_bridge():
     return _ioloop_of_running_loop
 
 
-# Each thread's current loop, as `instance` (absent in a thread that has none). A module
-# global rather than a class attribute: the loop is looked up for every coroutine that
-# waits, and 3.11 finds a module global faster; gen reads `instance` itself, as
-# IOLoop.current() without the call.
-_thread_state = threading.local()
+# Each thread's current loop is the kernel's `thread_state.instance`: gen reads it there
+# too, as IOLoop.current() without the call.
+
+_GEN = 'tinytornado.gen'
+_gen = None  # What _GEN names, once loaded.
 
 
-class IOLoop(Configurable):
+def _gen_module():
+    # Loaded by name, as the asyncio bridge is: gen sits above the loop. run_sync's
+    # function and the loop's callbacks may return anything a coroutine may yield (a list
+    # of Futures, a native coroutine, which gen runs); the loop asks gen what to wait for
+    # the first time one returns something other than a Future or None, so what it
+    # accepts never depends on whether gen was imported first.
+    global _gen
+    if _gen is None:
+        _gen = importlib.import_module(_GEN)
+    return _gen
+
+
+class IOLoop(Configurable, BlockingAlarm):
     """An I/O loop with callbacks and timers; abstract (see the module docstring).
 
     ``IOLoop()`` makes the configured class, `PollIOLoop` by default. A loop class
     implements the methods here that raise NotImplementedError, plus ``_run_until_stopped``
     (run passes until stopped) and ``_release`` (let go of what the loop holds); its
-    `initialize` sets ``self.time``, its clock, and ends by calling this one.
+    `initialize` sets ``self.time``, its clock, and ends by calling this one. Tornado 5.1's
+    blocking alarm comes from the legacy wing's mixins (_ioloop_legacy).
     """
     NONE = 0
     READ = READ
@@ -211,7 +223,7 @@ class IOLoop(Configurable):
         that asyncio loop's IOLoop, not made current: the one made when it was first
         asked for (an `AsyncIOMainLoop`), or any asyncio-backed loop built on it since.
         """
-        loop = getattr(_thread_state, 'instance', None)
+        loop = getattr(thread_state, 'instance', None)
         if loop is None:
             loop = _loop_for_thread_without_one(instance)
         return loop
@@ -232,7 +244,7 @@ class IOLoop(Configurable):
         return IOLoop.current(instance=False) is not None
 
     def make_current(self):
-        _thread_state.instance = self
+        thread_state.instance = self
 
     def install(self):
         """Alias of `make_current()`, as in Tornado 5."""
@@ -240,7 +252,7 @@ class IOLoop(Configurable):
 
     @staticmethod
     def clear_current():
-        _thread_state.instance = None
+        thread_state.instance = None
 
     @staticmethod
     def clear_instance():
@@ -270,7 +282,7 @@ class IOLoop(Configurable):
         finally:
             self._running = False
             self._stopped = False
-            _thread_state.instance = previous
+            thread_state.instance = previous
 
     def stop(self):
         """Stop after the current pass; safe to call from any thread."""
@@ -298,7 +310,9 @@ class IOLoop(Configurable):
 
         def run():
             try:
-                result = self._convert_result(func())
+                result = func()
+                if result is not None and not is_future(result):
+                    result = _gen_module().convert_yielded(result)
             except Exception:
                 future = Future()
                 future.set_exc_info(sys.exc_info())
@@ -339,11 +353,6 @@ class IOLoop(Configurable):
             # logs it when collected.
             raise TimeoutError('Operation timed out after %s seconds' % timeout)
         return future.result()
-
-    @staticmethod
-    def _convert_result(value):
-        """What run_sync waits for; `tinytornado.gen` widens it to anything yieldable."""
-        return value
 
     def close(self, all_fds=False):
         """Release what the loop holds; with `all_fds`, close every watched file too.
@@ -396,7 +405,7 @@ class IOLoop(Configurable):
             if self._default_executor is None:
                 self._default_executor = self._own_executor = _default_thread_pool()
             executor = self._default_executor
-        return _resolve_through(self, executor.submit(func, *args))
+        return resolve_through(self, executor.submit(func, *args))
 
     def set_default_executor(self, executor):
         """Make `executor` the one ``run_in_executor(None, ...)`` uses."""
@@ -447,32 +456,11 @@ class IOLoop(Configurable):
 
     def split_fd(self, fd):
         """``(file descriptor, object)`` for `fd`, an int or an object with fileno()."""
-        return _fileno(fd), fd
+        return fileno_of(fd), fd
 
     def close_fd(self, fd):
         """Close `fd` (an int or an object with close()), as ``close(all_fds=True)`` does."""
         _close_quietly(fd)
-
-    # -- Tornado 5.1's watchdog over callbacks that keep the loop from its poll -----------
-
-    _blocking_signal_threshold = None
-
-    def set_blocking_signal_threshold(self, seconds, action):
-        """Send this process SIGALRM, handled by `action` (a signal handler; None: the
-        default, which ends the process), when the loop runs callbacks, handlers and timers
-        for more than `seconds` without coming back to its poll; None turns it off. Only
-        from the main thread, on Unix, and on tinytornado's own loop, as in Tornado 5.1.
-        """
-        raise NotImplementedError('this loop has no blocking alarm')
-
-    def set_blocking_log_threshold(self, seconds):
-        """Log the stack (`log_stack`) when the loop is blocked for more than `seconds`."""
-        self.set_blocking_signal_threshold(seconds, self.log_stack)
-
-    def log_stack(self, signum, frame):
-        """A signal handler that logs, as blocking the loop, the stack it interrupted."""
-        gen_log.warning('IOLoop blocked for %f seconds in\n%s', self._blocking_signal_threshold,
-                        ''.join(traceback.format_stack(frame)))
 
     def pending_work(self):
         """What is still scheduled: ``(timers, fileobjs)``.
@@ -503,7 +491,7 @@ class IOLoop(Configurable):
         """A callback returned `result`: if it is yieldable (a Future, or a native
         coroutine, which gen then runs), its failure is reported as the callback's."""
         if not is_future(result):
-            result = self._convert_returned(result)
+            result = _future_to_watch(result)
             if result is None:
                 return
         future_add_done_callback(result, self._report_failure)
@@ -516,14 +504,8 @@ class IOLoop(Configurable):
         except Exception:
             self.handle_callback_exception(future)
 
-    @staticmethod
-    def _convert_returned(value):
-        """The Future to watch for what a callback returned, or None to ignore it, as
-        Tornado 5.1 ignores what it cannot yield; `tinytornado.gen` widens it."""
-        return None
 
-
-class PollIOLoop(IOLoop):
+class PollIOLoop(PolledBlockingAlarm, IOLoop):
     """tinytornado's own loop: a level-triggered selector loop (see the module docstring).
 
     Args:
@@ -545,7 +527,7 @@ class PollIOLoop(IOLoop):
             self.time = self._clock = time_func
         else:
             self._clock = monotonic
-            self.time, self._epoch_offset = _epoch_aligned(monotonic)
+            self.time, self._epoch_offset = epoch_aligned(monotonic)
         self._advance_clock = getattr(time_func, 'advance', None)
         self._callbacks = collections.deque()
         self._timers = TimerQueue()
@@ -568,20 +550,7 @@ class PollIOLoop(IOLoop):
                 self._run_once()
         finally:
             self._thread_ident = None
-            if self._blocking_signal_threshold is not None:
-                signal.setitimer(signal.ITIMER_REAL, 0, 0)  # No alarm once it has stopped.
-
-    def set_blocking_signal_threshold(self, seconds, action):
-        if not hasattr(signal, 'setitimer'):
-            raise NotImplementedError('set_blocking_signal_threshold needs signal.setitimer')
-        poller = getattr(self._poller, 'unwatched', self._poller)
-        self._blocking_signal_threshold = seconds
-        if seconds is None:
-            self._poller = poller
-            signal.setitimer(signal.ITIMER_REAL, 0, 0)
-        else:
-            signal.signal(signal.SIGALRM, signal.SIG_DFL if action is None else action)
-            self._poller = _WatchedPoller(poller, seconds)
+            self._stop_blocking_alarm()
 
     def stop(self):
         self._stopped = True
@@ -642,15 +611,15 @@ class PollIOLoop(IOLoop):
     # -- file descriptors ---------------------------------------------------------------
 
     def add_handler(self, fd, handler, events):
-        fileno = _fileno(fd)
+        fileno = fileno_of(fd)
         self._poller.register(fileno, events | ERROR)
         self._handlers[fileno] = (fd, handler)
 
     def update_handler(self, fd, events):
-        self._poller.modify(_fileno(fd), events | ERROR)
+        self._poller.modify(fileno_of(fd), events | ERROR)
 
     def remove_handler(self, fd):
-        fileno = _fileno(fd)
+        fileno = fileno_of(fd)
         if self._handlers.pop(fileno, None) is not None:
             try:
                 self._poller.unregister(fileno)
@@ -747,24 +716,6 @@ class PollIOLoop(IOLoop):
                 self._watch_returned(result)
 
 
-class _WatchedPoller(object):
-    """A poller that stops the blocking alarm while it waits and starts it again for the
-    pass's work (`set_blocking_signal_threshold`): in place of the loop's poller, so that a
-    loop without an alarm pays nothing for the feature."""
-
-    def __init__(self, poller, seconds):
-        self.unwatched = poller
-        self.seconds = seconds
-        self.register, self.modify = poller.register, poller.modify
-        self.unregister, self.close = poller.unregister, poller.close
-
-    def poll(self, delay):
-        signal.setitimer(signal.ITIMER_REAL, 0, 0)
-        ready = self.unwatched.poll(delay)
-        signal.setitimer(signal.ITIMER_REAL, self.seconds, 0)
-        return ready
-
-
 def _setup_logging():
     """Configure logging if nobody has, as Tornado 5.1's `start()` does: the loop's only
     report of a failed callback is the log, which 2.7 would drop with "No handlers could
@@ -852,7 +803,30 @@ class PeriodicCallback(object):
             self._next_timeout += period
 
 
-def _epoch_aligned(clock):
+def _future_to_watch(value):
+    """The Future to watch for what a callback returned, or None to ignore it.
+
+    As Tornado 5.1's loop: what a callback returned is run (a native coroutine) and
+    watched if it is yieldable; anything else is no error, only a return value.
+    """
+    gen = _gen_module()
+    try:
+        future = gen.convert_yielded(value)
+    except gen.BadYieldError:
+        return None
+    return future if is_future(future) else None
+
+
+def _default_thread_pool():
+    """The pool `run_in_executor(None, ...)` makes: five threads a CPU, as in 5.1."""
+    try:
+        cpus = multiprocessing.cpu_count()
+    except NotImplementedError:
+        cpus = 1
+    return futures.ThreadPoolExecutor(max_workers=cpus * 5)
+
+
+def epoch_aligned(clock):
     """``(aligned, offset)``: `clock` shifted by `offset` so that `aligned()` reads as
     ``time.time()`` reads now, and goes on as `clock` does (see `IOLoop.time`)."""
     offset = time.time() - clock()
@@ -863,22 +837,27 @@ def _epoch_aligned(clock):
 
 
 def deadline_for(timeout, io_loop=None):
-    """The loop time a Tornado-style `timeout` argument names, or None for None.
+    """The loop time a Tornado-style `timeout` argument names, or None for None: the one
+    reading of a `timeout` in the package.
 
-    Tornado's waits (`add_timeout`, `gen.with_timeout`, queue and lock waits) take either
-    a `datetime.timedelta`, counted from now on `io_loop`'s clock (the current loop's by
-    default), or a number, which already is a deadline. Public signatures keep that
-    `timeout`; everything below them takes the `deadline` this returns.
+    The convention: a number is a deadline already (a loop time, `IOLoop.time()`), and a
+    `datetime.timedelta` counts from now on `io_loop`'s clock (the current loop's by
+    default). Tornado's waits (`add_timeout`, `gen.with_timeout`, queue and lock waits)
+    take their `timeout` so and pass it here as it is. An API whose Tornado signature
+    reads a number as seconds from now (`TCPClient.connect`) says so by passing
+    ``datetime.timedelta(seconds=number)``. Everything below a public signature takes the
+    `deadline` this returns.
     """
     if timeout is None or isinstance(timeout, numbers.Real):
         return timeout
     if isinstance(timeout, datetime.timedelta):
         return (io_loop or IOLoop.current()).time() + timeout.total_seconds()
-    raise TypeError('unsupported timeout %r: use a loop time (IOLoop.time()) or a '
+    raise TypeError('unsupported timeout %r: give a number or a '
                     'datetime.timedelta' % (timeout,))
 
 
-def _fileno(fd):
+def fileno_of(fd):
+    """The descriptor number of `fd`, a number or an object with fileno()."""
     return fd if isinstance(fd, int) else fd.fileno()
 
 
@@ -892,7 +871,3 @@ def _close_quietly(fileobj):
         if e.errno != errno.EBADF:
             app_log.error('Error closing fd %r', fileobj, exc_info=True)
 
-
-# chain_future and the legacy callback= adapters of concurrent, a layer below that may not
-# import this module, hand Futures over through the current loop: this is how they find it.
-tinytornado.concurrent._current_loop = IOLoop.current

@@ -35,9 +35,8 @@ within its `max_bytes`, and a pending read that needs more than `max_buffer_size
 buffered all close the stream.
 
 Legacy ``callback=`` (and ``streaming_callback=``) arguments are adapters over the same
-Futures: the method returns None and the callback runs in a later loop pass once the
-Future succeeds. One that fails is not called back, as in Tornado 5.1: the close callback
-tells. An exception a callback raises is logged and closes the stream.
+Futures, in _iostream_legacy with the fd hooks of a subclass that gives no socket and
+5.1's private `_StreamBuffer`: the methods here hand such calls over to it.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -51,18 +50,16 @@ import re
 import socket
 import ssl
 import sys
-import warnings
-import weakref
 
 import six
 
 from tinytornado._bytebuffer import ByteBuffer
-from tinytornado._compat import close_socket, overrides
+from tinytornado._compat import close_socket
 from tinytornado.concurrent import (
     Future, future_set_exception_unless_cancelled, future_set_result_unless_cancelled,
 )
 from tinytornado.ioloop import IOLoop
-from tinytornado.log import app_log, gen_log
+from tinytornado.log import gen_log
 from tinytornado.netutil import errno_from_exception, ssl_wrap_socket
 
 __all__ = [
@@ -99,9 +96,6 @@ _NOT_YET = object()
 
 # What a failed recv or send means.
 _FAILED, _WOULD_BLOCK, _EOF = 'FAILED', 'WOULD_BLOCK', 'EOF'
-
-# What a subclass that gives no socket implements instead, as in Tornado 5.1.
-_FD_HOOKS = ('fileno', 'close_fd', 'write_to_fd', 'read_from_fd')
 
 # What `write` returns when all was sent at once (most writes): a resolved Future cannot
 # change any more, so one serves them all, and a write that nobody waits for costs none.
@@ -158,7 +152,7 @@ class BaseIOStream(object):
         self.max_write_buffer_size = max_write_buffer_size
         self.error = None
         if getattr(self, 'socket', None) is None:
-            self._use_fd_hooks()
+            _legacy.use_fd_hooks(self)
         self._fileno = self.socket.fileno()
         self._state = OPEN
         self._interest = 0  # the events registered with the loop; 0: not registered
@@ -184,9 +178,9 @@ class BaseIOStream(object):
 
     # -- Tornado 5.1's fd hooks ----------------------------------------------------------
     # A subclass that gives no socket implements these, and its stream calls them through
-    # _FdHooks. Ours read and write their socket directly, not through read_from_fd and
-    # write_to_fd, which on them serve code that calls them; every stream's close() calls
-    # close_fd, as in 5.1.
+    # _iostream_legacy's _FdHooks. Ours read and write their socket directly, not through
+    # read_from_fd and write_to_fd, which on them serve code that calls them; every
+    # stream's close() calls close_fd, as in 5.1.
 
     def close_fd(self):
         """Close the file underneath the stream: `close` calls it, nothing else should."""
@@ -207,16 +201,6 @@ class BaseIOStream(object):
                 raise
             return None if outcome is _WOULD_BLOCK else 0
 
-    def _use_fd_hooks(self):
-        missing = [name for name in _FD_HOOKS if not overrides(type(self), BaseIOStream, name)]
-        if missing:
-            raise NotImplementedError('%s gives no socket, so it must implement %s'
-                                      % (type(self).__name__, ', '.join(missing)))
-        self.socket = _FdHooks(self)
-        # A hook may keep bytes it has read (as TLS does), so a short read does not say
-        # the file is drained: only None does, as Tornado 5.1 reads until it would block.
-        self._short_read_drains = False
-
     # -- reading -----------------------------------------------------------------------
 
     def read_bytes(self, num_bytes, callback=None, streaming_callback=None, partial=False):
@@ -230,8 +214,8 @@ class BaseIOStream(object):
             raise ValueError('num_bytes must be a non-negative integer: %r' % (num_bytes,))
         if callback is None and streaming_callback is None:
             return self._start_read(_ReadBytes(num_bytes, partial))
-        return self._legacy_read(callback, streaming_callback, num_bytes,
-                                 _ReadBytes(num_bytes, partial))
+        return _legacy.read_with_callback(self, callback, streaming_callback, num_bytes,
+                                          _ReadBytes(num_bytes, partial))
 
     def read_until(self, delimiter, callback=None, max_bytes=None):
         """A Future of the bytes up to and including `delimiter` (legacy form: with
@@ -244,7 +228,8 @@ class BaseIOStream(object):
             raise ValueError('read_until needs a non-empty delimiter')
         if callback is None:
             return self._start_read(_ReadUntil(delimiter, max_bytes))
-        return self._legacy_read(callback, None, None, _ReadUntil(delimiter, max_bytes))
+        return _legacy.read_with_callback(self, callback, None, None,
+                                          _ReadUntil(delimiter, max_bytes))
 
     def read_until_regex(self, regex, callback=None, max_bytes=None):
         """A Future of the bytes up to and including the first match of `regex` (legacy
@@ -256,7 +241,7 @@ class BaseIOStream(object):
         read = _ReadUntilRegex(re.compile(regex), max_bytes)
         if callback is None:
             return self._start_read(read)
-        return self._legacy_read(callback, None, None, read)
+        return _legacy.read_with_callback(self, callback, None, None, read)
 
     def read_until_close(self, callback=None, streaming_callback=None):
         """A Future of every byte until the peer closes the connection cleanly.
@@ -266,7 +251,8 @@ class BaseIOStream(object):
         """
         if callback is None and streaming_callback is None:
             return self._start_read(_ReadUntilClose())
-        return self._legacy_read(callback, streaming_callback, None, _ReadUntilClose())
+        return _legacy.read_with_callback(self, callback, streaming_callback, None,
+                                          _ReadUntilClose())
 
     def read_into(self, buf, callback=None, partial=False):
         """Fill the writable buffer `buf` (a bytearray or memoryview); a Future of the
@@ -277,7 +263,8 @@ class BaseIOStream(object):
         """
         if callback is None:
             return self._start_read(_ReadInto(memoryview(buf), partial))
-        return self._legacy_read(callback, None, None, _ReadInto(memoryview(buf), partial))
+        return _legacy.read_with_callback(self, callback, None, None,
+                                          _ReadInto(memoryview(buf), partial))
 
     def reading(self):
         """True while a read is pending."""
@@ -466,7 +453,7 @@ class BaseIOStream(object):
             StreamBufferFullError: the unsent bytes would pass max_write_buffer_size.
         """
         if callback is not None:
-            return self._legacy_write(data, callback)
+            return _legacy.write_with_callback(self, data, callback)
         if self._state is not OPEN or self._bytes_written != self._bytes_sent:
             return self._write_behind(data)
         size = len(data)
@@ -664,56 +651,6 @@ class BaseIOStream(object):
     def set_nodelay(self, value):
         """Only TCP streams (IOStream) delay small writes; on the others this does nothing."""
 
-    # -- legacy callback= arguments: adapters over the Futures ---------------------------
-
-    def _legacy_read(self, callback, streaming_callback, num_bytes, read):
-        """A read with Tornado 5.1's callbacks: `read` started, or with `streaming_callback`
-        `num_bytes` (None: all until the close) streamed to it; the Future of that read
-        without `callback`, else None and `callback(result)` once it succeeds."""
-        _warn_legacy('streaming_callback' if callback is None else 'callback', 2)
-        was_closed = self._state is CLOSED
-        # Read at once, even from a socket seen drained, as Tornado 5.1 did: an error of
-        # the socket (a descriptor closed under the stream) is raised to this caller. The
-        # syscall it may waste is the legacy path's alone.
-        self._socket_drained = False
-        if streaming_callback is None:
-            future = self._start_read(read)
-        else:
-            future = _StreamingRead(self, num_bytes, streaming_callback).start()
-        if callback is None:
-            return future
-        if future.done():
-            _raise_inline_failure(future, was_closed, self._peer_gone_errnos)
-        future.add_done_callback(functools.partial(self._schedule_callback, callback, True))
-        return None
-
-    def _legacy_write(self, data, callback):
-        _warn_legacy('callback', 2)
-        self.write(data).add_done_callback(
-            functools.partial(self._schedule_callback, callback, False))
-        return None
-
-    def _schedule_callback(self, callback, with_result, future):
-        """`future` is done: on success, run `callback` (given the result if `with_result`)
-        in a later pass. A failure is not called back (the close callback tells)."""
-        if future.cancelled() or future.exception() is not None:
-            return
-        if with_result:
-            self.io_loop.add_callback(self._run_callback, callback, future.result())
-        else:
-            self.io_loop.add_callback(self._run_callback, callback)
-
-    def _run_callback(self, callback, *args):
-        """Run a legacy callback. An exception it raises is logged and closes the stream,
-        whose `error` it becomes, as in Tornado 5.1."""
-        try:
-            return callback(*args)
-        except Exception:
-            app_log.error('Uncaught exception in callback %r, closing %r', callback, self,
-                          exc_info=True)
-            self.close(exc_info=True)
-
-
 class IOStream(BaseIOStream):
     """A connected (or connecting) TCP or Unix socket with Future-returning reads and
     writes, and `connect`.
@@ -743,17 +680,8 @@ class IOStream(BaseIOStream):
         connected; a failed connection is logged instead (the close callback tells).
         """
         future = self._start_connect(address)
-        return future if callback is None else self._legacy_connect(future, callback)
-
-    def _legacy_connect(self, future, callback):
-        _warn_legacy('callback', 2)
-        future.add_done_callback(functools.partial(self._schedule_connect_callback, callback))
-        return None
-
-    def _schedule_connect_callback(self, callback, future):
-        if not future.cancelled() and future.exception() is not None:
-            gen_log.warning('Connect error on %r: %s', self, future.exception())
-        self._schedule_callback(callback, False, future)
+        return future if callback is None else _legacy.connect_with_callback(
+            self, future, callback)
 
     def _start_connect(self, address):
         self._state = CONNECTING
@@ -891,17 +819,15 @@ class SSLIOStream(IOStream):
         """
         self._server_hostname = server_hostname or address[0]
         future = self._start_connect(address)
-        return future if callback is None else self._legacy_connect(future, callback)
+        return future if callback is None else _legacy.connect_with_callback(
+            self, future, callback)
 
     def wait_for_handshake(self, callback=None):
         """A Future resolved with this stream once the handshake is done, or failed with
         the handshake's error. Cancelling it closes the stream. Legacy form: with
         `callback`, returns None and calls ``callback()`` once the handshake is done."""
         if callback is not None:
-            _warn_legacy('callback', 1)
-            self.wait_for_handshake().add_done_callback(
-                functools.partial(self._schedule_callback, callback, False))
-            return None
+            return _legacy.wait_for_handshake_with_callback(self, callback)
         if self._handshake_future is not None:
             raise RuntimeError('Already waiting for the handshake of %r' % self)
         future = self._handshake_future = Future()
@@ -1033,116 +959,11 @@ class _PipeFile(object):
         self._file.close()
 
 
-class _FdHooks(object):
-    """The socket methods BaseIOStream calls, over the fd hooks of a subclass written for
-    Tornado 5.1 (which closes with its close_fd, not through this)."""
-
-    def __init__(self, stream):
-        # A proxy: the stream holds this, and a cycle would keep its buffers until the
-        # collector runs.
-        self._stream = weakref.proxy(stream)
-
-    def fileno(self):
-        return self._stream.fileno()
-
-    def recv(self, size):
-        buf = bytearray(size)
-        return memoryview(buf)[:self.recv_into(buf)].tobytes()
-
-    def recv_into(self, view):
-        return _count_or_would_block(self._stream.read_from_fd(view))
-
-    def send(self, data):
-        return self._stream.write_to_fd(data)
-
-
 def _count_or_would_block(size):
     """A readinto's count; its None (it would block) raised, as a socket's recv raises."""
     if size is None:
         raise IOError(errno.EAGAIN, os.strerror(errno.EAGAIN))
     return size
-
-
-class _StreamingRead(object):
-    """A legacy streaming_callback read: partial read_bytes one after another, each chunk
-    handed to `streaming_callback` in a later pass; `future` gets b'' (what is left, as in
-    Tornado 5.1) once `num_bytes` bytes have streamed, or for `num_bytes` None once the
-    stream closes cleanly."""
-
-    def __init__(self, stream, num_bytes, streaming_callback):
-        self.stream = stream
-        self.remaining = num_bytes
-        self.streaming_callback = streaming_callback
-        self.chunk = None  # the pending read_bytes
-        self.future = Future()
-        self.future.set_canceller(self._cancel)
-
-    def start(self):
-        """Read chunks until one has to wait; the Future of the whole read."""
-        # A loop, not a recursion through the chunks' done callbacks: each chunk that
-        # the buffer or an inline recv satisfies resolves within read_bytes.
-        while self.remaining != 0:
-            size = self.stream.max_buffer_size if self.remaining is None else self.remaining
-            self.chunk = self.stream.read_bytes(size, partial=True)
-            if not self.chunk.done():
-                self.chunk.add_done_callback(self._on_chunk)
-                return self.future
-            if not self._take(self.chunk):
-                return self.future
-        self.future.set_result(b'')
-        return self.future
-
-    def _on_chunk(self, chunk):
-        if self._take(chunk):
-            self.start()
-
-    def _take(self, chunk):
-        """Pass one resolved chunk on; False once the read is over."""
-        if self.future.done():
-            return False  # cancelled
-        error = chunk.exception()
-        if error is None:
-            data = chunk.result()
-            self.stream.io_loop.add_callback(self.stream._run_callback,
-                                             self.streaming_callback, data)
-            if self.remaining is not None:
-                self.remaining -= len(data)
-            return True
-        if (self.remaining is None and isinstance(error, StreamClosedError) and
-                error.real_error is None):
-            self.future.set_result(b'')  # read_until_close: the clean close ends it
-        else:
-            self.future.set_exc_info(chunk.exc_info())
-        return False
-
-    def _cancel(self):
-        # The chunk's read is cancelled too, so its bytes stay for the next read.
-        self.future.set_cancelled()
-        if not self.chunk.done():
-            self.chunk.cancel()
-        return True
-
-
-def _warn_legacy(argument, depth):
-    """Tornado 5.1's DeprecationWarning for a callback argument, pointed at the code that
-    passed it: `depth` calls up from the caller of this function."""
-    warnings.warn('the %s argument is deprecated: use the returned Future' % argument,
-                  DeprecationWarning, stacklevel=2 + depth)
-
-
-def _raise_inline_failure(future, was_closed, peer_gone_errnos):
-    """A legacy read whose `future` failed at once raises, as Tornado 5.1's did, when the
-    stream was closed before it, or when the read met a socket error other than the peer
-    going away (`peer_gone_errnos`, which the close callback reports)."""
-    error = future.exception()
-    if error is None:
-        return
-    if was_closed:
-        raise error
-    real_error = getattr(error, 'real_error', None)
-    if (isinstance(real_error, (socket.error, IOError, OSError)) and
-            errno_from_exception(real_error) not in peer_gone_errnos):
-        raise real_error
 
 
 # -- pending reads ---------------------------------------------------------------------
@@ -1307,65 +1128,8 @@ def _is_connected(sock):
     return True
 
 
-# -- Tornado 5.1's private buffer, for the code that imports it ---------------------------
-
-class _StreamBuffer(object):
-    """Tornado 5.1's private FIFO of bytes (its write buffer): `append` at the back, `peek`
-    and `advance` at the front, ``len()``. Our streams use a ByteBuffer instead; this is
-    for legacy code (and Tornado's own tests) that imports it.
-
-    As in 5.1, a piece larger than `_large_buf_threshold` bytes is kept by reference, not
-    copied, so it must not change while buffered; smaller pieces are gathered into
-    segments of about that size. `_buffers` holds the segments, each a ByteBuffer.
-    """
-    _large_buf_threshold = 2048
-
-    def __init__(self):
-        self._buffers = collections.deque()
-        self._size = 0
-        self._last_is_large = False  # only the last segment may take more pieces
-
-    def __len__(self):
-        return self._size
-
-    def append(self, data):
-        """Add `data` (bytes, bytearray or memoryview) at the end."""
-        size = len(data)
-        if not size:
-            return
-        buffers = self._buffers
-        if size > self._large_buf_threshold:
-            segment = ByteBuffer()
-            segment.adopt(memoryview(data))
-            buffers.append(segment)
-            self._last_is_large = True
-        else:
-            if (not buffers or self._last_is_large or
-                    buffers[-1].size >= self._large_buf_threshold):
-                buffers.append(ByteBuffer())
-                self._last_is_large = False
-            buffers[-1].append(data)
-        self._size += size
-
-    def peek(self, size):
-        """A memoryview of at most `size` (> 0) bytes from the front: fewer if the first
-        segment holds fewer, none if the buffer is empty. Valid until the next call."""
-        if size <= 0:
-            raise ValueError('peek needs a positive size: %r' % (size,))
-        if not self._buffers:
-            return memoryview(b'')
-        return self._buffers[0].view()[:size]
-
-    def advance(self, size):
-        """Drop `size` bytes from the front: at least one, at most len(self)."""
-        if not 0 < size <= self._size:
-            raise ValueError('cannot advance %r bytes in a buffer of %d' % (size, self._size))
-        self._size -= size
-        buffers = self._buffers
-        while size:
-            first = buffers[0]
-            step = min(size, first.size)
-            first.skip(step)
-            size -= step
-            if not first.size:
-                buffers.popleft()
+# -- Tornado 5.1's callback adapters, fd hooks and private buffer, re-exported ------------
+# (tests/test_layering.py: only here, last). The methods above call the adapters through
+# `_legacy` when given a callback= argument, or a subclass gives no socket.
+from tinytornado import _iostream_legacy as _legacy  # noqa: E402
+from tinytornado._iostream_legacy import _StreamBuffer  # noqa: E402

@@ -15,8 +15,9 @@ import numbers
 import socket
 
 from tinytornado import gen
-from tinytornado.concurrent import Future, TimeoutError, _set_new_exception
-from tinytornado.ioloop import IOLoop
+from tinytornado._kernel import set_new_exception
+from tinytornado.concurrent import Future, TimeoutError
+from tinytornado.ioloop import IOLoop, deadline_for
 from tinytornado.iostream import IOStream
 from tinytornado.netutil import Resolver
 
@@ -55,7 +56,9 @@ class TCPClient(object):
                 failure).
             ssl.SSLError: the TLS handshake failed (a certificate that does not verify...).
         """
-        deadline = _deadline(timeout)
+        if isinstance(timeout, numbers.Real):
+            timeout = datetime.timedelta(seconds=timeout)  # 5.1 counts it from now
+        deadline = deadline_for(timeout)
         addresses = yield _within(deadline, self.resolver.resolve(host, port, af))
         connector = _Connector(addresses, functools.partial(
             self._create_stream, max_buffer_size, source_ip, source_port))
@@ -77,16 +80,6 @@ class TCPClient(object):
             sock.close()
             raise
         return stream, stream.connect(address)
-
-
-def _deadline(timeout):
-    if timeout is None:
-        return None
-    if isinstance(timeout, datetime.timedelta):
-        timeout = timeout.total_seconds()
-    if not isinstance(timeout, numbers.Real):
-        raise TypeError('timeout must be seconds or a timedelta: %r' % (timeout,))
-    return IOLoop.current().time() + timeout
 
 
 def _within(deadline, future):
@@ -154,7 +147,7 @@ class _Connector(object):
     def on_connect_timeout(self):
         """Give up: fail with TimeoutError (unless done already), close the attempts."""
         if not self.future.done():
-            _set_new_exception(self.future, TimeoutError('Timed out connecting'))
+            set_new_exception(self.future, TimeoutError('Timed out connecting'))
         self._stop()
 
     def clear_timeouts(self):

@@ -17,11 +17,12 @@ import re
 import zlib
 
 from tinytornado._compat import (
-    PY3, binary_type, is_finalizing, raise_exc_info, string_types, text_type,
+    PY3, binary_type, is_finalizing, positional_index, raise_exc_info, string_types,
+    text_type,
 )
 from tinytornado import _configurable
 from tinytornado._configurable import import_object
-from tinytornado.concurrent import TimeoutError, _positional_index
+from tinytornado.concurrent import TimeoutError
 from tinytornado.netutil import errno_from_exception
 
 __all__ = [
@@ -117,7 +118,7 @@ class ArgReplacer(object):
 
     def __init__(self, func, name):
         self.name = name
-        self.arg_pos = _positional_index(func, name)
+        self.arg_pos = positional_index(func, name)
 
     def _passed_by_position(self, args):
         return self.arg_pos is not None and len(args) > self.arg_pos

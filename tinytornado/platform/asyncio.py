@@ -50,7 +50,7 @@ from tinytornado import gen
 from tinytornado._compat import selectors
 from tinytornado._compat_py3 import asyncio_future_for
 from tinytornado.concurrent import Future
-from tinytornado.ioloop import IOLoop, _epoch_aligned, _fileno
+from tinytornado.ioloop import IOLoop, epoch_aligned, fileno_of
 
 __all__ = [
     'BaseAsyncIOLoop', 'AsyncIOLoop', 'AsyncIOMainLoop', 'to_asyncio_future',
@@ -96,7 +96,7 @@ class BaseAsyncIOLoop(IOLoop):
         if isinstance(asyncio_loop, _ClockEventLoop):  # A clock of the caller's: as it is.
             self.time, self._epoch_offset = asyncio_loop.time, 0.0
         else:
-            self.time, self._epoch_offset = _epoch_aligned(asyncio_loop.time)
+            self.time, self._epoch_offset = epoch_aligned(asyncio_loop.time)
         self._close_loop = close_loop
         self._handlers = {}
         self._timer_groups = {}
@@ -192,20 +192,20 @@ class BaseAsyncIOLoop(IOLoop):
     # -- file descriptors ---------------------------------------------------------------
 
     def add_handler(self, fd, handler, events):
-        fileno = _fileno(fd)
+        fileno = fileno_of(fd)
         if fileno in self._handlers:
             raise KeyError('%r (fd %d) is already registered' % (fd, fileno))
         self._handlers[fileno] = (fd, handler)
         self._watch(fileno, events)
 
     def update_handler(self, fd, events):
-        fileno = _fileno(fd)
+        fileno = fileno_of(fd)
         if fileno not in self._handlers:
             raise KeyError('%r (fd %d) is not registered' % (fd, fileno))
         self._watch(fileno, events)
 
     def remove_handler(self, fd):
-        fileno = _fileno(fd)
+        fileno = fileno_of(fd)
         if self._handlers.pop(fileno, None) is not None:
             self.asyncio_loop.remove_reader(fileno)
             self.asyncio_loop.remove_writer(fileno)
@@ -425,7 +425,7 @@ def _convert_awaitable(awaitable):
         return _from_asyncio_future(awaitable)
     asyncio_loop = getattr(IOLoop.current(), 'asyncio_loop', None)
     if asyncio_loop is None:
-        return gen._drive_awaitable(awaitable)
+        return gen.drive_awaitable(awaitable)
     return _from_asyncio_future(asyncio.ensure_future(awaitable, loop=asyncio_loop))
 
 
