@@ -229,10 +229,10 @@ class Crawler(object):
             # Checked as well as cancelled: a cancel that meets an outcome already on its
             # way lets the worker go round once more.
             while not self._stopped.done():
-                item = yield store.lease()
-                if item is None:
-                    return  # the crawl's work is over
                 try:
+                    item = yield store.lease()
+                    if item is None:
+                        return  # the crawl's work is over
                     if item.tries >= self.options.max_tries:
                         yield self._finish_unfinishable(item)
                     else:
@@ -241,7 +241,8 @@ class Crawler(object):
                     raise
                 except Exception:
                     # Not a URL's failure (those are recorded): the output or the store
-                    # failed. The crawl cannot go on without them; crawl() raises it.
+                    # failed. The crawl cannot go on without them; crawl() raises the
+                    # first (every worker meets a store that is gone: one is enough).
                     self._fail(sys.exc_info())
         except gen.CancelledError:
             pass  # stop() was called: crawl() cancels the workers
