@@ -292,7 +292,7 @@ def test_a_joiner_started_first_waits_and_crawls_its_share(shared_work_stores, s
         waited += 0.05
     starter = start_crawl(*shared + [origin + '/', '--output', outputs[1]])
     (joined, _, _), (start, _, _) = yield [wait_for(joiner, timeout=40),
-                                             wait_for(starter, timeout=40)]
+                                           wait_for(starter, timeout=40)]
     assert (joined, start) == (0, 0)
     with io.open(joiner_err, encoding='utf-8') as err:
         assert err.read().splitlines() == [waiting_line('late', 60)]
@@ -321,8 +321,8 @@ def test_a_joiner_started_first_waits_and_crawls_its_share(shared_work_stores, s
 @gen.coroutine
 def crawl_in(work_stores, roots, workers=1, checker=None, **options):
     """A Future of the list of each worker's CrawlStatistics, a crawl of `roots` by
-    `workers` crawlers (several: a shared kind only) over stores of `work_stores`, each
-    a store of one new crawl; every worker's URLs told to `checker`, a LinkChecker."""
+    `workers` crawlers (several: a shared kind only), each on its own store of one new
+    crawl of `work_stores`; every worker's URLs told to `checker`, a LinkChecker."""
     assert workers == 1 or work_stores.shared
     if checker is not None:
         options.update(on_links=checker.add_links,
