@@ -3,9 +3,10 @@
 with nothing lost; SIGTERM while they wait prints the report and exits 130; past the wait,
 one line and exit 4.
 
-A real redis-server (tests/redis_server.py, appendonly on) is stopped for a few seconds
-under worker processes (tests/test_crawler_distributed.py's `Crawl`). Run with
-TINYTORNADO_EXTENSION=0 too: the workers inherit it.
+A real redis-server (tests/redis_server.py) is stopped under worker processes
+(tests/test_crawler_distributed.py's `Crawl`); an outage of 60 s that the workers and
+the collect wait out is a rule of the conformance suite (tests/test_store_conformance.py,
+with `outage_crawl`). Run with TINYTORNADO_EXTENSION=0 too: the workers inherit it.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -13,10 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-
-import pytest
-
-from tinytornado import gen
 
 from test_crawler_collect import wait_until
 from test_crawler_distributed import (PACKAGE_ROOT, WORKER_ARGS, Crawl, child_env,
@@ -32,28 +29,6 @@ def outage_crawl(redis, root, directory, *extra):
     crawl = Crawl(redis, root, directory)
     crawl.worker_args = OUTAGE_ARGS + list(extra)
     return crawl
-
-
-@waits_for_processes
-@one_loop_kind
-def test_workers_and_a_collect_wait_out_an_outage_and_lose_nothing(serve, start_redis_server,
-                                                                  tmpdir):
-    redis = start_redis_server(appendonly='yes')
-    site, server, root = site_and_root(serve, slow_fraction=0.5, slow_delay=0.2)
-    crawl = outage_crawl(redis, root, str(tmpdir))
-    crawl.start_workers([sys.executable], count=2)
-    crawl.start_collector()
-    yield wait_until(lambda: len(server.requests) >= len(site.paths()) // 4)
-    redis.stop()
-    yield gen.sleep(4)  # longer than any one try of a command used to wait
-    redis.start()
-    yield crawl.wait_all()
-    yield crawl.assert_each_url_once()
-    for name in ['worker-0', 'worker-1', 'collect']:
-        log = crawl.log(name)
-        assert log.count('unreachable') == 1, log  # said once
-        assert 'commands wait up to 30 s for it' in log or name == 'collect', log
-        assert 'reachable again, after' in log and 'Traceback' not in log, log
 
 
 @waits_for_processes

@@ -3,9 +3,10 @@
 `work_stores` (a fixture, parametrized: memory, sqlite, redis; `kept_work_stores` and
 `shared_work_stores` the kinds with what some rules need) gives a `StoreKind`:
 ``kind.new()`` makes a store of a new crawl, ``kind.again()`` another store of the same
-crawl (a restarted process, or a second worker of a shared crawl), ``kind.options()`` the
-crawler options of a store of that kind. The Redis kind runs against a real redis-server
-(tests/redis_server.py), each store on a client of its own, as worker processes are.
+crawl (a restarted process, or a second worker of a shared crawl). The Redis kind runs
+against a real redis-server (tests/redis_server.py), each store on a client of its own,
+as worker processes are; ``kind.server()`` is that server, for the rules that run worker
+processes on it.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -44,6 +45,16 @@ class StoreKind(object):
         self._crawl = None
         self._stores = []
 
+    def server(self, **options):
+        """The redis-server of a Redis kind, started with `options` (its config
+        directives, e.g. ``appendonly='yes'``) by the first call that needs it."""
+        assert self.name == 'redis', 'a %s store has no redis-server' % self.name
+        if self._server is None:
+            self._server = self._start_redis_server(**options)
+        else:
+            assert not options, 'the redis-server was started already'
+        return self._server
+
     def new(self, **options):
         """A store of a new crawl; `options` of a Redis store: lease_seconds."""
         self._crawl = 'crawl%d' % next(self._crawls)
@@ -60,9 +71,7 @@ class StoreKind(object):
             store = SqliteWorkStore(os.path.join(str(self._tmpdir), self._crawl + '.db'),
                                     again, WorkItem)
         else:
-            if self._server is None:
-                self._server = self._start_redis_server()
-            client = RedisClient(self._server.url(), backoff_base=0.01)
+            client = RedisClient(self.server().url(), backoff_base=0.01)
             store = SharedWorkStore(client, self._crawl, WorkItem, own_client=True,
                                     **options)
         self._stores.append(store)
