@@ -265,6 +265,26 @@ def test_link_check_reports_malformed_links_as_written_with_line_and_column(serv
         '    in %s/ line 3 column 12' % origin,
         "'/%zz' a '%' not followed by two hex digits",
         '    in %s/ line 3 column 47' % origin]
+    # Fetched as '/%25zz' (what a browser asks for), it is broken as the page wrote it.
+    broken = report[report.index('Broken links: '):report.index('Malformed links: ')]
+    assert broken.splitlines() == [
+        'Broken links: 1',
+        '%s/%%25zz 404' % origin,
+        "    linked from %s/ line 3 column 47 as '/%%zz'" % origin]
+
+
+@waits_for_processes
+def test_link_check_names_each_referrer_as_it_wrote_the_broken_link(serve):
+    server, origin = serve(Pages({
+        '/': '<p>\n <a href="/gone#top">gone</a></p><a href="a/">a</a>',
+        '/a/': '<a href="../gone">gone again</a>'}))
+    status, report, err = yield wait_for(start_crawl(origin + '/', '--link-check'))
+    assert status == 1, err
+    assert report[report.index('Broken links: '):].splitlines() == [
+        'Broken links: 1',
+        '%s/gone 404' % origin,
+        "    linked from %s/ line 2 column 11 as '/gone#top'" % origin,
+        "    linked from %s/a/ line 1 column 10 as '../gone'" % origin]
 
 
 # -- 9. sitemaps: text ones read, unreadable ones in --link-check -----------------------------

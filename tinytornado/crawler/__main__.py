@@ -165,8 +165,8 @@ def main(argv=None):
         crawler = Crawler(args.roots or roots,
                           outputs=_observers(args, root_answers, links, report),
                           on_links=links.add_links if links is not None else None,
-                          on_malformed_links=(links.add_malformed_links if args.link_check
-                                              else None),
+                          on_written_links=(links.add_written_links if args.link_check
+                                            else None),
                           on_external_links=external.add_links if external else None,
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its

@@ -211,8 +211,8 @@ OPTIONS = (
            'command line keeps only the totals)'),
     Option('on_statistic', None, OBJECT, 'called with each FetchStatistic as it finishes'),
     Option('on_links', None, OBJECT, 'called with (url, its links the crawl takes) per page'),
-    Option('on_malformed_links', None, OBJECT, 'called with (url, its hrefs that are no URL, '
-           'as `links.MalformedLink`s) per page with some'),
+    Option('on_written_links', None, OBJECT, 'called with (url, its http(s) hrefs as written, '
+           '`links.WrittenLink`s, malformed ones too) per HTML page, before on_links'),
     Option('on_external_links', None, OBJECT, 'called with (url, the http(s) URLs out of '
            'scope it links to) per page with some'),
     Option('outputs', (), OBJECT, 'more outputs (`outputs.Output`), told of each URL after '

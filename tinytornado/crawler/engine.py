@@ -112,7 +112,7 @@ class Crawler(object):
         self.statistics = CrawlStatistics(options.keep_statistics, options.max_tasks)
         self.done = self.statistics.done
         admission = Admission(self.seen_urls, self.scope, self._admit, options.max_redirect,
-                              options.on_links, options.on_malformed_links,
+                              options.on_links, options.on_written_links,
                               options.on_external_links)
         self.extractors = Extractors([
             RedirectTarget(admission), SitemapEntries(admission),
