@@ -225,12 +225,12 @@ def test_a_certificate_failure_is_final_and_ca_file_or_insecure_fix_it(serve):
     root = origin.replace('http://127.0.0.1', 'https://localhost') + '/'  # 2.7: no IP names
     status, report, err = yield wait_for(start_crawl(root))
     assert status == EXIT_NO_ROOT, err
-    # The client's log says it too, once (the line after is the crawl's).
-    lines = [line for line in after_politeness(err).splitlines()
-             if not line.startswith('WARNING tornado.general: TLS handshake failed')]
+    # The crawl's own lines alone: the client does not log the handshake's failure too.
+    lines = after_politeness(err).splitlines()
+    assert len(lines) == 2, err
     assert lines[0] == 'tinycrawl: no root could be fetched:'
     assert lines[1].startswith('  %s: ' % root) and lines[1].endswith('; tries: 1'), err
-    assert ('(final: not retried; trust its authority with --ca-file FILE.pem, or skip the '
+    assert ('(final for the host: not retried; trust its authority with --ca-file FILE.pem, or skip the '
             'check with --insecure)') in lines[1]
     assert 'CERTIFICATE_VERIFY_FAILED' in lines[1] or 'certificate verify failed' in lines[1]
     assert server.requests == []
@@ -239,6 +239,38 @@ def test_a_certificate_failure_is_final_and_ca_file_or_insecure_fix_it(serve):
         assert status == 0, err
         assert set(server.requests) == set(['/robots.txt', '/', '/a'])
         del server.requests[:]
+
+
+@waits_for_processes
+def test_a_certificate_failure_leaves_the_hosts_other_urls_unchecked(serve,
+                                                                     start_redis_server):
+    files = tls_files()
+    server, origin = serve(Pages({'/': links('/a'), '/a': links('/')}), ssl_options={
+        'certfile': files.server_cert, 'keyfile': files.server_key})
+    root = origin.replace('http://127.0.0.1', 'https://localhost')
+    roots = [root + path for path in ('/', '/a', '/b', '/c')]
+    redis = start_redis_server()
+    # In one process, then on Redis; robots.txt read first (its fetch fails), or not.
+    for store in ([], ['--redis', redis.url()]):
+        for robots in ([], ['--no-robots']):
+            shared = store and store + ['--crawl-id', 'tls' + ''.join(robots)]
+            status, report, err = yield wait_for(start_crawl(
+                *roots + shared + robots + ['--max-tasks', '1', '--max-tries', '4']))
+            assert status == EXIT_NO_ROOT, err
+            lines = after_politeness(err).splitlines()
+            assert lines[0] == 'tinycrawl: no root could be fetched:' and len(lines) == 5, err
+            tried = [line for line in lines[1:] if line.endswith('; tries: 1')]
+            assert len(tried) == 1 and '(final for the host: not retried; ' in tried[0], err
+            unchecked = sorted(set(lines[1:]) - set(tried))
+            host = root.split('/')[2]
+            assert [line.split(': ', 1)[0] for line in unchecked] == [
+                '  ' + url for url in sorted(roots) if url not in tried[0]], err
+            for line in unchecked:
+                assert line.split(': ', 1)[1].startswith(
+                    'HostGivenUp: %s given up at its first failure, final for every URL: '
+                    % host) and line.endswith('; tries: 0'), err
+            assert 'unchecked          3\n' in report
+            assert server.requests == []
 
 
 def test_a_ca_file_that_is_missing_is_refused(tmpdir):

@@ -188,8 +188,8 @@ OPTIONS = (
            cli='--status', api=False),
     # Issue 27's options (the command line's): certificates, and links out of scope.
     Option('insecure', False, BOOL, "don't verify the sites' TLS certificates (a self-signed "
-           'test site); without it a certificate that fails is final for its URL, not '
-           'retried', cli='--insecure'),
+           'test site); without it a certificate that fails is final for its host: not '
+           'retried, the host\'s other URLs left unchecked', cli='--insecure'),
     Option('check_external', False, BOOL, 'once the crawl is over, check each link out of '
            'scope once (HEAD, or GET where HEAD is refused; one request at a time per host, '
            '--delay or 1 s apart) and list the broken ones with their referrers; exit 1 if '

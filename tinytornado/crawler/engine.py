@@ -301,12 +301,14 @@ class Crawler(object):
         """The statistic of a try, or the Future of the item given back to the store."""
         if fetched is PUT_BACK:
             return self.store.put_back(item)
-        if fetched.__class__ is Refused:
-            return self._statistic(item, started, exception=fetched.exception)
+        if fetched.__class__ is Refused:  # not tried: its tries so far
+            return self._statistic(item, started, exception=fetched.exception, tried=False)
         if fetched.transient:
             retried = self._retry(item, fetched)
             if retried is not None:
                 return retried
+        elif fetched.host_final:  # the store fails the host's others at `done`
+            self.policy.give_up(item.host, fetched.exception)
         else:
             self.policy.succeeded(item.host)  # a journaling store reads it at `done`
         return self._outcome(item, fetched, started, new_items)
@@ -347,9 +349,9 @@ class Crawler(object):
         self.seen_urls.add(url)
         new_items.append(WorkItem(url, host_key(url), depth, max_redirect, 0))
 
-    def _statistic(self, item, started, exception):
+    def _statistic(self, item, started, exception, tried=True):
         return FetchStatistic(item.url, exception=exception, depth=item.depth,
-                              tries=item.tries + 1, elapsed=self._elapsed(started))
+                              tries=item.tries + tried, elapsed=self._elapsed(started))
 
     def _elapsed(self, started):
         return round(self.io_loop.time() - started, 6)

@@ -23,13 +23,15 @@ __all__ = ['HostPolicy', 'Failure', 'Refused', 'PUT_BACK']
 
 class Failure(object):
     """A try that failed before its request (robots.txt could not be read); `transient`
-    unless robots.txt never will be (its certificate is not trusted)."""
+    unless robots.txt never will be, `host_final` if no URL of the host can be fetched
+    (its certificate is not trusted)."""
     status = None
     headers = None
 
-    def __init__(self, exception, transient=True):
+    def __init__(self, exception, transient=True, host_final=False):
         self.exception = exception
         self.transient = transient
+        self.host_final = host_final
 
 
 class Refused(object):
@@ -107,7 +109,8 @@ class HostPolicy(object):
         except gen.CancelledError:
             raise
         except Exception as e:  # robots.txt unavailable: a failure that may pass
-            raise gen.Return(Failure(describe_exception(e), getattr(e, 'transient', True)))
+            raise gen.Return(Failure(describe_exception(e), getattr(e, 'transient', True),
+                                     getattr(e, 'host_final', False)))
         if not allowed:
             raise gen.Return(Refused(ROBOTS_DISALLOWED))
         if not had_rules and self.hosts.host_delay(item.host):
@@ -128,6 +131,10 @@ class HostPolicy(object):
 
     def succeeded(self, host):
         self.health.succeeded(host)
+
+    def give_up(self, host, cause):
+        """Give `host` up now: `cause` (a certificate not trusted) is final for all of it."""
+        self.health.give_up(host, cause)
 
     def is_given_up(self, host):
         return self.health.is_given_up(host)
