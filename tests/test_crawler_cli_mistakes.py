@@ -340,6 +340,22 @@ def test_a_text_sitemap_is_crawled_and_a_broken_one_is_in_the_link_check(serve):
     assert 'Broken links: none' in report
 
 
+@waits_for_processes
+def test_robots_txt_is_fetched_once_for_politeness_and_sitemaps(serve):
+    site = Pages({'/': links('/a'), '/a': links('/'), '/b': links('/')})
+    server, origin = serve(site)
+    for crawl_delay in ('', 'Crawl-delay: 0.01\n'):  # a delay puts the item back once
+        site.pages['/robots.txt'] = robots_txt('User-agent: *\n%sSitemap: %s/list.txt\n'
+                                               % (crawl_delay, origin))
+        site.pages['/list.txt'] = {'content_type': 'text/plain', 'body': origin + '/b\n'}
+        del server.requests[:]
+        status, report, err = yield wait_for(start_crawl(origin + '/', '--sitemaps'))
+        assert status == 0, err
+        assert server.requests.count('/robots.txt') == 1, server.requests
+        assert sorted(set(server.requests)) == [
+            '/', '/a', '/b', '/list.txt', '/robots.txt', '/sitemap.xml']
+
+
 # -- 11. the demo says what it crawled ---------------------------------------------------------
 
 def test_the_demo_says_what_it_crawled(tmpdir):

@@ -90,7 +90,17 @@ class HostPolicy(object):
         self.robots = RobotsCache(fetcher, self.hosts, self.user_agent, self.least_delay,
                                   self.max_crawl_delay)
 
+    def keep_robots_responses(self, robots_txts):
+        """The work items of `robots_txts` (read for their sitemaps) will take the response
+        read for politeness (`robots_response`): robots.txt is fetched once."""
+        if self.obey_robots:
+            self.robots.keep_responses(robots_txts)
+
     # -- before a try ---------------------------------------------------------------------
+
+    def robots_response(self, robots_txt):
+        """The Fetched of `robots_txt` read already for politeness, once, or None."""
+        return self.robots.take_response(robots_txt)
 
     def refusal(self, item):
         """A Refused if the item's host was given up, else None."""

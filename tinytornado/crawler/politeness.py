@@ -77,6 +77,18 @@ class RobotsCache(object):
         self.delay = delay
         self.max_crawl_delay = max_crawl_delay
         self._rules = {}  # robots.txt URL -> Future of its RobotsRules
+        self._keep = set()  # robots.txt URLs whose response a work item will want
+        self._kept = {}  # robots.txt URL -> its Fetched, read, until taken
+
+    def keep_responses(self, robots_txts):
+        """Keep the response of each of `robots_txts` once read, for `take_response`: a
+        work item reading it for its Sitemap lines takes it instead of a second request."""
+        self._keep.update(robots_txts)
+
+    def take_response(self, robots_txt):
+        """The Fetched (redirects followed) read for `robots_txt` if kept, once; or None."""
+        self._keep.discard(robots_txt)
+        return self._kept.pop(robots_txt, None)
 
     def has_rules(self, url):
         """True if the robots.txt of the site of `url` has been read."""
@@ -115,6 +127,8 @@ class RobotsCache(object):
                                     transient=fetched.transient or fetched.status is not None,
                                     host_final=fetched.host_final)
         rules = RobotsRules.for_status(fetched.status, fetched.body)
+        if robots_txt in self._keep:
+            self._kept[robots_txt] = fetched
         crawl_delay = rules.crawl_delay(self.user_agent, max_delay=self.max_crawl_delay)
         if crawl_delay:
             self.frontier.set_host_delay(host, max(self.delay, crawl_delay))
