@@ -308,8 +308,9 @@ class Crawler(object):
         """The statistic of a try, or the Future of the item given back to the store."""
         if fetched is PUT_BACK:
             return self.store.put_back(item)
-        if fetched.__class__ is Refused:  # not tried: its tries so far
-            return self._statistic(item, started, exception=fetched.exception, tried=False)
+        if fetched.__class__ is Refused:
+            return self._statistic(item, started, exception=fetched.exception,
+                                   tried=fetched.tried)
         if fetched.transient:
             retried = self._retry(item, fetched)
             if retried is not None:

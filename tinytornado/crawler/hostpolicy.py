@@ -35,10 +35,12 @@ class Failure(object):
 
 
 class Refused(object):
-    """A try the crawl refused to make (robots.txt disallows it, or a given-up host)."""
+    """A try the crawl refused to make (robots.txt disallows it, or a given-up host);
+    `tried`: counted as a try (robots.txt was read for it), not so for a given-up host's."""
 
-    def __init__(self, exception):
+    def __init__(self, exception, tried=True):
         self.exception = exception
+        self.tried = tried
 
 
 PUT_BACK = object()  # a try that did not happen: the item goes back to the work store
@@ -105,7 +107,7 @@ class HostPolicy(object):
     def refusal(self, item):
         """A Refused if the item's host was given up, else None."""
         if self.health.is_given_up(item.host):
-            return Refused(self.given_up(item.host))
+            return Refused(self.given_up(item.host), tried=False)
         return None
 
     @gen.coroutine
