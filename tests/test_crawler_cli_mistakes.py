@@ -173,7 +173,7 @@ def test_output_dash_is_standard_output_and_the_report_goes_to_stderr(tmpdir):
     assert status == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
     assert len(lines) > 10 and all('url' in line for line in lines)
-    assert err.startswith('Finished %d urls' % len(lines))
+    assert err.splitlines()[1].startswith('Finished %d urls' % len(lines))  # after the demo's
     assert not os.path.exists(os.path.join(str(tmpdir), '-'))
 
 
@@ -362,11 +362,14 @@ def test_the_demo_says_what_it_crawled(tmpdir):
     html = str(tmpdir.join('report.html'))
     status, out, err = run(DEMO + ['--demo-seed', '3', '--report', html])
     assert status == 0, err
-    last = out.splitlines()[-1]
-    assert last.startswith('This was the demo site: 12 generated pages (seed 3), served on '
-                           'http://127.0.0.1:')
-    assert last.endswith('by this process (no network used). To check your own site: '
-                         'tinycrawl https://example.org/ --link-check --report report.html')
+    # What was crawled opens the report, before its numbers; what to do next ends it.
+    lines = out.splitlines()
+    assert lines[0].startswith('Crawled the demo site: 12 generated pages (seed 3), served on '
+                               'http://127.0.0.1:')
+    assert lines[0].endswith('by this process (no network used).')
+    assert lines[1].startswith('Finished ')
+    assert lines[-1] == ('To check your own site: tinycrawl https://example.org/ --link-check '
+                         '--report report.html')
     with io.open(html, encoding='utf-8') as page:
         text = page.read()
     assert '<title>Crawl report: the demo site: 12 generated pages (seed 3)</title>' in text

@@ -215,6 +215,9 @@ def _report_text(args, statistics, crawler, links, external):
     """(the text report, the broken links it lists: in scope, malformed, unreadable
     sitemaps, out of scope). The check of the links out of scope runs here."""
     text = statistics.report()
+    if args.demo:  # say first what was crawled: the numbers below are of a made-up site
+        text = ('Crawled %s, served on %s by this process (no network used).\n'
+                % (_demo_title(args), crawler.roots[0])) + text
     broken = []
     if args.link_check:
         in_scope = links.broken_links(crawler.roots)
@@ -232,10 +235,9 @@ def _report_text(args, statistics, crawler, links, external):
             broken += broken_external
             text += '\n'.join(external_link_lines(broken_external,
                                                   len(external.referrers))) + '\n'
-    if args.demo:  # say what was crawled: the numbers above are of a made-up site
-        text += ('This was %s, served on %s by this process (no network used). To check '
-                 'your own site: tinycrawl https://example.org/ --link-check --report '
-                 'report.html\n' % (_demo_title(args), crawler.roots[0]))
+    if args.demo:
+        text += ('To check your own site: tinycrawl https://example.org/ --link-check '
+                 '--report report.html\n')
     return text, broken
 
 
