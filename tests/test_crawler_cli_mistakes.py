@@ -306,17 +306,23 @@ def test_link_check_reports_malformed_links_as_written_with_line_and_column(serv
 
 
 @waits_for_processes
-def test_link_check_names_each_referrer_as_it_wrote_the_broken_link(serve):
+def test_link_check_names_each_referrer_as_it_wrote_the_broken_link(serve, tmpdir):
     server, origin = serve(Pages({
         '/': '<p>\n <a href="/gone#top">gone</a></p><a href="a/">a</a>',
         '/a/': '<a href="../gone">gone again</a>'}))
-    status, report, err = yield wait_for(start_crawl(origin + '/', '--link-check'))
+    html = str(tmpdir.join('report.html'))
+    status, report, err = yield wait_for(start_crawl(origin + '/', '--link-check',
+                                                     '--report', html))
     assert status == 1, err
     assert report[report.index('Broken links: '):].splitlines() == [
         'Broken links: 1',
         '%s/gone 404' % origin,
         "    linked from %s/ line 2 column 11 as '/gone#top'" % origin,
         "    linked from %s/a/ line 1 column 10 as '../gone'" % origin]
+    with io.open(html, encoding='utf-8') as page:  # the HTML report says it too
+        text = page.read()
+    assert "</a> line 2 column 11 as &#39;/gone#top&#39;</li>" in text
+    assert "</a> line 1 column 10 as &#39;../gone&#39;</li>" in text
 
 
 # -- 9. sitemaps: text ones read, unreadable ones in --link-check -----------------------------

@@ -25,6 +25,7 @@ from .sitemaps import ROBOTS_DEPTH, SITEMAP_DEPTH, is_sitemap_depth
 from .stats import ROBOTS_DISALLOWED, is_unchecked
 
 __all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines',
+           'as_written',
            'malformed_link_lines', 'sitemap_error_lines', 'unchecked_link_lines']
 
 MAX_REFERRERS = 10  # referrers kept per URL; the others are only counted
@@ -209,8 +210,9 @@ def _position(link):
     return '' if link.line is None else ' line %d column %d' % (link.line, link.column)
 
 
-def _as_written(link):
-    """Where and how a referrer wrote a link (a WrittenLink, or None: unknown)."""
+def as_written(link):
+    """' line L column C as HREF': where and how a referrer wrote a link (a WrittenLink),
+    or '' for None (unknown)."""
     if link is None:
         return ''
     return '%s as %r' % (_position(link), link.href)
@@ -242,7 +244,7 @@ def broken_link_lines(broken):
             lines.append('    redirects: %s' % ' -> '.join(
                 ('%s %s' % hop if hop.outcome else hop.url) for hop in link.chain))
         written = link.written or [None] * len(link.referrers)
-        lines.extend('    linked from %s%s' % (url, _as_written(how))
+        lines.extend('    linked from %s%s' % (url, as_written(how))
                      for url, how in zip(link.referrers, written))
         more = link.referrer_count - len(link.referrers)
         if more:
