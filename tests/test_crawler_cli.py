@@ -98,7 +98,8 @@ def test_demo_crawl_with_output_and_summary(io_loop, tmpdir, capsys):
     report = capsys.readouterr().out
     assert status == 0
     lines = read_json_lines(output)
-    assert report.startswith('Finished %d urls in ' % len(lines))
+    # The demo line opens the report (test_crawler_cli_mistakes checks it), then the numbers.
+    assert report.splitlines()[1].startswith('Finished %d urls in ' % len(lines))
     with io.open(summary, encoding='utf-8') as summary_file:
         totals = json.load(summary_file)
     assert totals['urls'] == len(lines) and totals['todo'] == 0
@@ -125,7 +126,8 @@ def test_verbose_prints_a_line_per_url(io_loop, capsys):
                 UNTHROTTLED_ARGS) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0].startswith('http://127.0.0.1:') for line in lines[:5]] == [True] * 5
-    assert lines[5].startswith('Finished 5 urls')
+    assert lines[5].startswith('Crawled the demo site: ')  # the report opens with it
+    assert lines[6].startswith('Finished 5 urls')
 
 
 @waits_for_processes

@@ -173,7 +173,7 @@ def test_output_dash_is_standard_output_and_the_report_goes_to_stderr(tmpdir):
     assert status == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
     assert len(lines) > 10 and all('url' in line for line in lines)
-    assert err.startswith('Finished %d urls' % len(lines))
+    assert err.splitlines()[1].startswith('Finished %d urls' % len(lines))  # after the demo's
     assert not os.path.exists(os.path.join(str(tmpdir), '-'))
 
 
@@ -225,12 +225,12 @@ def test_a_certificate_failure_is_final_and_ca_file_or_insecure_fix_it(serve):
     root = origin.replace('http://127.0.0.1', 'https://localhost') + '/'  # 2.7: no IP names
     status, report, err = yield wait_for(start_crawl(root))
     assert status == EXIT_NO_ROOT, err
-    # The client's log says it too, once (the line after is the crawl's).
-    lines = [line for line in after_politeness(err).splitlines()
-             if not line.startswith('WARNING tornado.general: TLS handshake failed')]
+    # The crawl's own lines alone: the client does not log the handshake's failure too.
+    lines = after_politeness(err).splitlines()
+    assert len(lines) == 2, err
     assert lines[0] == 'tinycrawl: no root could be fetched:'
     assert lines[1].startswith('  %s: ' % root) and lines[1].endswith('; tries: 1'), err
-    assert ('(final: not retried; trust its authority with --ca-file FILE.pem, or skip the '
+    assert ('(final for the host: not retried; trust its authority with --ca-file FILE.pem, or skip the '
             'check with --insecure)') in lines[1]
     assert 'CERTIFICATE_VERIFY_FAILED' in lines[1] or 'certificate verify failed' in lines[1]
     assert server.requests == []
@@ -239,6 +239,38 @@ def test_a_certificate_failure_is_final_and_ca_file_or_insecure_fix_it(serve):
         assert status == 0, err
         assert set(server.requests) == set(['/robots.txt', '/', '/a'])
         del server.requests[:]
+
+
+@waits_for_processes
+def test_a_certificate_failure_leaves_the_hosts_other_urls_unchecked(serve,
+                                                                     start_redis_server):
+    files = tls_files()
+    server, origin = serve(Pages({'/': links('/a'), '/a': links('/')}), ssl_options={
+        'certfile': files.server_cert, 'keyfile': files.server_key})
+    root = origin.replace('http://127.0.0.1', 'https://localhost')
+    roots = [root + path for path in ('/', '/a', '/b', '/c')]
+    redis = start_redis_server()
+    # In one process, then on Redis; robots.txt read first (its fetch fails), or not.
+    for store in ([], ['--redis', redis.url()]):
+        for robots in ([], ['--no-robots']):
+            shared = store and store + ['--crawl-id', 'tls' + ''.join(robots)]
+            status, report, err = yield wait_for(start_crawl(
+                *roots + shared + robots + ['--max-tasks', '1', '--max-tries', '4']))
+            assert status == EXIT_NO_ROOT, err
+            lines = after_politeness(err).splitlines()
+            assert lines[0] == 'tinycrawl: no root could be fetched:' and len(lines) == 5, err
+            tried = [line for line in lines[1:] if line.endswith('; tries: 1')]
+            assert len(tried) == 1 and '(final for the host: not retried; ' in tried[0], err
+            unchecked = sorted(set(lines[1:]) - set(tried))
+            host = root.split('/')[2]
+            assert [line.split(': ', 1)[0] for line in unchecked] == [
+                '  ' + url for url in sorted(roots) if url not in tried[0]], err
+            for line in unchecked:
+                assert line.split(': ', 1)[1].startswith(
+                    'HostGivenUp: %s given up at its first failure, final for every URL: '
+                    % host) and line.endswith('; tries: 0'), err
+            assert 'unchecked          3\n' in report
+            assert server.requests == []
 
 
 def test_a_ca_file_that_is_missing_is_refused(tmpdir):
@@ -265,6 +297,32 @@ def test_link_check_reports_malformed_links_as_written_with_line_and_column(serv
         '    in %s/ line 3 column 12' % origin,
         "'/%zz' a '%' not followed by two hex digits",
         '    in %s/ line 3 column 47' % origin]
+    # Fetched as '/%25zz' (what a browser asks for), it is broken as the page wrote it.
+    broken = report[report.index('Broken links: '):report.index('Malformed links: ')]
+    assert broken.splitlines() == [
+        'Broken links: 1',
+        '%s/%%25zz 404' % origin,
+        "    linked from %s/ line 3 column 47 as '/%%zz'" % origin]
+
+
+@waits_for_processes
+def test_link_check_names_each_referrer_as_it_wrote_the_broken_link(serve, tmpdir):
+    server, origin = serve(Pages({
+        '/': '<p>\n <a href="/gone#top">gone</a></p><a href="a/">a</a>',
+        '/a/': '<a href="../gone">gone again</a>'}))
+    html = str(tmpdir.join('report.html'))
+    status, report, err = yield wait_for(start_crawl(origin + '/', '--link-check',
+                                                     '--report', html))
+    assert status == 1, err
+    assert report[report.index('Broken links: '):].splitlines() == [
+        'Broken links: 1',
+        '%s/gone 404' % origin,
+        "    linked from %s/ line 2 column 11 as '/gone#top'" % origin,
+        "    linked from %s/a/ line 1 column 10 as '../gone'" % origin]
+    with io.open(html, encoding='utf-8') as page:  # the HTML report says it too
+        text = page.read()
+    assert "</a> line 2 column 11 as &#39;/gone#top&#39;</li>" in text
+    assert "</a> line 1 column 10 as &#39;../gone&#39;</li>" in text
 
 
 # -- 9. sitemaps: text ones read, unreadable ones in --link-check -----------------------------
@@ -288,17 +346,36 @@ def test_a_text_sitemap_is_crawled_and_a_broken_one_is_in_the_link_check(serve):
     assert 'Broken links: none' in report
 
 
+@waits_for_processes
+def test_robots_txt_is_fetched_once_for_politeness_and_sitemaps(serve):
+    site = Pages({'/': links('/a'), '/a': links('/'), '/b': links('/')})
+    server, origin = serve(site)
+    for crawl_delay in ('', 'Crawl-delay: 0.01\n'):  # a delay puts the item back once
+        site.pages['/robots.txt'] = robots_txt('User-agent: *\n%sSitemap: %s/list.txt\n'
+                                               % (crawl_delay, origin))
+        site.pages['/list.txt'] = {'content_type': 'text/plain', 'body': origin + '/b\n'}
+        del server.requests[:]
+        status, report, err = yield wait_for(start_crawl(origin + '/', '--sitemaps'))
+        assert status == 0, err
+        assert server.requests.count('/robots.txt') == 1, server.requests
+        assert sorted(set(server.requests)) == [
+            '/', '/a', '/b', '/list.txt', '/robots.txt', '/sitemap.xml']
+
+
 # -- 11. the demo says what it crawled ---------------------------------------------------------
 
 def test_the_demo_says_what_it_crawled(tmpdir):
     html = str(tmpdir.join('report.html'))
     status, out, err = run(DEMO + ['--demo-seed', '3', '--report', html])
     assert status == 0, err
-    last = out.splitlines()[-1]
-    assert last.startswith('This was the demo site: 12 generated pages (seed 3), served on '
-                           'http://127.0.0.1:')
-    assert last.endswith('by this process (no network used). To check your own site: '
-                         'tinycrawl https://example.org/ --link-check --report report.html')
+    # What was crawled opens the report, before its numbers; what to do next ends it.
+    lines = out.splitlines()
+    assert lines[0].startswith('Crawled the demo site: 12 generated pages (seed 3), served on '
+                               'http://127.0.0.1:')
+    assert lines[0].endswith('by this process (no network used).')
+    assert lines[1].startswith('Finished ')
+    assert lines[-1] == ('To check your own site: tinycrawl https://example.org/ --link-check '
+                         '--report report.html')
     with io.open(html, encoding='utf-8') as page:
         text = page.read()
     assert '<title>Crawl report: the demo site: 12 generated pages (seed 3)</title>' in text

@@ -306,18 +306,23 @@ def test_link_check_lists_broken_links_and_exits_1(serve, capsys):
     listing = out[out.index('Broken links:'):].splitlines()
     refused = [line for line in listing if line.startswith('http://127.0.0.1:1/refused ')]
     assert len(refused) == 1 and 'refused' in refused[0].split(' ', 1)[1].lower()
+    pages = server.site.pages
+
+    def linked_from(path, href):  # each referrer, where it wrote the link, and how
+        return "    linked from %s%s line 1 column %d as '%s'" % (
+            origin, path, pages[path].index('"%s"' % href) + 2, href)
     assert listing == [
         'Broken links: 4',
         refused[0],
-        '    linked from %s/' % origin,
+        linked_from('/', 'http://127.0.0.1:1/refused'),
         '%s/error 500' % origin,
-        '    linked from %s/' % origin,
+        linked_from('/', '/error'),
         '%s/missing 404' % origin,
-        '    linked from %s/' % origin,
-        '    linked from %s/ok' % origin,
+        linked_from('/', '/missing'),
+        linked_from('/ok', '/missing'),
         '%s/moved 404' % origin,
         '    redirects: %s/moved 301 -> %s/gone 404' % (origin, origin),
-        '    linked from %s/' % origin,
+        linked_from('/', '/moved'),
     ]
 
 

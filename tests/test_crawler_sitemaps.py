@@ -278,9 +278,9 @@ def test_pages_listed_in_sitemaps_are_found_with_sitemaps(serve):
         '/robots.txt', '/sitemap.xml', '/maps/b.xml')] == [(1, 1), (2, 1), (3, 1)]
     assert all(statistic.exception is None for path, statistic in found.items()
                if path != '/private/x')
-    # robots.txt twice: once for its rules, once as the crawl's item for its Sitemap lines.
+    # robots.txt once: the crawl's item for its Sitemap lines takes what its rules read.
     assert sorted(server.requests) == sorted([
-        '/', '/robots.txt', '/robots.txt', '/sitemap.xml', '/maps/pages.xml.gz',
+        '/', '/robots.txt', '/sitemap.xml', '/maps/pages.xml.gz',
         '/maps/index2.xml', '/maps/b.xml', '/a', '/b', '/c'])
 
 
@@ -380,7 +380,7 @@ def test_sitemap_fetches_keep_the_hosts_rules(serve):
     assert by_url(statistics)[origin + '/secret.xml'].exception == ROBOTS_DISALLOWED
     assert server.peak_active == 1
     assert sorted(path for path, _ in log) == sorted([
-        '/robots.txt', '/', '/robots.txt', '/sitemap.xml', '/a.xml', '/p1', '/p2'])
+        '/robots.txt', '/', '/sitemap.xml', '/a.xml', '/p1', '/p2'])
 
 
 def test_a_resumed_crawl_still_reads_its_sitemaps(serve, tmpdir):

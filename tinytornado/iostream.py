@@ -896,8 +896,10 @@ class SSLIOStream(IOStream):
 
     def _handshake_failed(self, error):
         # Whoever waits for the handshake gets its own error, which says what went
-        # wrong (a certificate that does not verify...), not just "closed".
-        if errno_from_exception(error) not in self._peer_gone_errnos:
+        # wrong (a certificate that does not verify...), not just "closed"; it is logged
+        # only when nobody waits (a server's stream), else the waiter's report says it twice.
+        nobody_waits = self._connect_future is None and self._handshake_future is None
+        if nobody_waits and errno_from_exception(error) not in self._peer_gone_errnos:
             gen_log.warning('TLS handshake failed on %r: %s', self, error)
         self._fail_handshake_futures(error)
         self.close(exc_info=error)

@@ -165,8 +165,8 @@ def main(argv=None):
         crawler = Crawler(args.roots or roots,
                           outputs=_observers(args, root_answers, links, report),
                           on_links=links.add_links if links is not None else None,
-                          on_malformed_links=(links.add_malformed_links if args.link_check
-                                              else None),
+                          on_written_links=(links.add_written_links if args.link_check
+                                            else None),
                           on_external_links=external.add_links if external else None,
                           **_crawler_options(args))
         # Opened only once the crawler has accepted its journal: a crawl refused (its
@@ -215,6 +215,9 @@ def _report_text(args, statistics, crawler, links, external):
     """(the text report, the broken links it lists: in scope, malformed, unreadable
     sitemaps, out of scope). The check of the links out of scope runs here."""
     text = statistics.report()
+    if args.demo:  # say first what was crawled: the numbers below are of a made-up site
+        text = ('Crawled %s, served on %s by this process (no network used).\n'
+                % (_demo_title(args), crawler.roots[0])) + text
     broken = []
     if args.link_check:
         in_scope = links.broken_links(crawler.roots)
@@ -232,10 +235,9 @@ def _report_text(args, statistics, crawler, links, external):
             broken += broken_external
             text += '\n'.join(external_link_lines(broken_external,
                                                   len(external.referrers))) + '\n'
-    if args.demo:  # say what was crawled: the numbers above are of a made-up site
-        text += ('This was %s, served on %s by this process (no network used). To check '
-                 'your own site: tinycrawl https://example.org/ --link-check --report '
-                 'report.html\n' % (_demo_title(args), crawler.roots[0]))
+    if args.demo:
+        text += ('To check your own site: tinycrawl https://example.org/ --link-check '
+                 '--report report.html\n')
     return text, broken
 
 

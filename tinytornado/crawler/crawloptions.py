@@ -188,8 +188,8 @@ OPTIONS = (
            cli='--status', api=False),
     # Issue 27's options (the command line's): certificates, and links out of scope.
     Option('insecure', False, BOOL, "don't verify the sites' TLS certificates (a self-signed "
-           'test site); without it a certificate that fails is final for its URL, not '
-           'retried', cli='--insecure'),
+           'test site); without it a certificate that fails is final for its host: not '
+           'retried, the host\'s other URLs left unchecked', cli='--insecure'),
     Option('check_external', False, BOOL, 'once the crawl is over, check each link out of '
            'scope once (HEAD, or GET where HEAD is refused; one request at a time per host, '
            '--delay or 1 s apart) and list the broken ones with their referrers; exit 1 if '
@@ -211,8 +211,8 @@ OPTIONS = (
            'command line keeps only the totals)'),
     Option('on_statistic', None, OBJECT, 'called with each FetchStatistic as it finishes'),
     Option('on_links', None, OBJECT, 'called with (url, its links the crawl takes) per page'),
-    Option('on_malformed_links', None, OBJECT, 'called with (url, its hrefs that are no URL, '
-           'as `links.MalformedLink`s) per page with some'),
+    Option('on_written_links', None, OBJECT, 'called with (url, its http(s) hrefs as written, '
+           '`links.WrittenLink`s, malformed ones too) per HTML page, before on_links'),
     Option('on_external_links', None, OBJECT, 'called with (url, the http(s) URLs out of '
            'scope it links to) per page with some'),
     Option('outputs', (), OBJECT, 'more outputs (`outputs.Output`), told of each URL after '

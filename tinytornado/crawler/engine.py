@@ -21,7 +21,9 @@ one redirect less to go, through the same seen set as links, so chains that meet
 fetched once; the target must be in scope like any link.
 
 With `sitemaps`, each root site's robots.txt and /sitemap.xml are work items too, of negative
-depth, and the pages their sitemaps list come in as roots (sitemaps.py tells how).
+depth, and the pages their sitemaps list come in as roots (sitemaps.py tells how). A
+robots.txt the politeness reads is fetched once: its work item takes that response (with
+its redirects followed) instead of asking again.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -42,7 +44,7 @@ from .hostpolicy import PUT_BACK, Refused
 from .journal import as_journaled
 from .outputs import (ArchiveOutput, CallbackOutput, JsonLinesOutput, StatisticsOutput)
 from .scope import Scope
-from .sitemaps import is_sitemap_depth, sitemap_sources
+from .sitemaps import ROBOTS_DEPTH, is_sitemap_depth, sitemap_sources
 from .stats import CrawlStatistics, FetchStatistic
 from .warc import open_archive
 from .workstore import host_key, open_work_store
@@ -112,7 +114,7 @@ class Crawler(object):
         self.statistics = CrawlStatistics(options.keep_statistics, options.max_tasks)
         self.done = self.statistics.done
         admission = Admission(self.seen_urls, self.scope, self._admit, options.max_redirect,
-                              options.on_links, options.on_malformed_links,
+                              options.on_links, options.on_written_links,
                               options.on_external_links)
         self.extractors = Extractors([
             RedirectTarget(admission), SitemapEntries(admission),
@@ -198,6 +200,9 @@ class Crawler(object):
                                options.download_non_html, self.archive,
                                validate_cert=not options.insecure, ca_file=options.ca_file)
         self.policy.start(self.fetcher)
+        if self.options.sitemaps:
+            self.policy.keep_robots_responses(
+                url for url, depth in sitemap_sources(self.roots) if depth == ROBOTS_DEPTH)
         finished = yield self.store.start(self._journaled_options(), self._first_items,
                                           self._record)
         for statistic in finished:  # a resume's
@@ -268,6 +273,8 @@ class Crawler(object):
             fetched = self.policy.refusal(item)
             if fetched is None and self.policy.obey_robots:
                 fetched = yield self.policy.robots_verdict(item)
+            if fetched is None and item.depth == ROBOTS_DEPTH:  # read for its sitemaps
+                fetched = self.policy.robots_response(item.url)  # None: not read yet
             if fetched is None:
                 sending = self.policy.hosts.request_started(item.host)
                 download, response = self.fetcher.start(
@@ -303,11 +310,14 @@ class Crawler(object):
         if fetched is PUT_BACK:
             return self.store.put_back(item)
         if fetched.__class__ is Refused:
-            return self._statistic(item, started, exception=fetched.exception)
+            return self._statistic(item, started, exception=fetched.exception,
+                                   tried=fetched.tried)
         if fetched.transient:
             retried = self._retry(item, fetched)
             if retried is not None:
                 return retried
+        elif fetched.host_final:  # the store fails the host's others at `done`
+            self.policy.give_up(item.host, fetched.exception)
         else:
             self.policy.succeeded(item.host)  # a journaling store reads it at `done`
         return self._outcome(item, fetched, started, new_items)
@@ -348,9 +358,9 @@ class Crawler(object):
         self.seen_urls.add(url)
         new_items.append(WorkItem(url, host_key(url), depth, max_redirect, 0))
 
-    def _statistic(self, item, started, exception):
+    def _statistic(self, item, started, exception, tried=True):
         return FetchStatistic(item.url, exception=exception, depth=item.depth,
-                              tries=item.tries + 1, elapsed=self._elapsed(started))
+                              tries=item.tries + tried, elapsed=self._elapsed(started))
 
     def _elapsed(self, started):
         return round(self.io_loop.time() - started, 6)

@@ -14,7 +14,7 @@ import collections
 
 from .fetch import describe_exception
 from .links import (content_type_charset, decode_html, extract_links,
-                    extract_links_and_malformed, is_html_content_type)
+                    extract_links_as_written, is_html_content_type)
 from .sitemaps import (MAX_SITEMAPS, SitemapError, is_sitemap_depth, read_sitemap,
                        sitemap_entries, too_deep)
 from .urls import url_host, urljoin
@@ -39,15 +39,15 @@ class Admission(object):
             in scope; it adds a work item to `new_items` if the crawl's budget allows.
         max_redirect: the redirect budget of a URL found on a page.
         on_links: called with (url, the URLs it names that the crawl took), or None.
-        on_malformed_links: called with (url, its `links.MalformedLink`s) for a page
-            with some, or None.
+        on_written_links: called with (url, its http(s) hrefs as `links.WrittenLink`s)
+            for an HTML page, before `on_links`, or None.
         on_external_links: called with (url, the URLs out of scope it links to) for a
             page with some, or None.
     """
 
     def __init__(self, seen_urls, scope, admit, max_redirect, on_links,
-                 on_malformed_links=None, on_external_links=None):
-        self.on_malformed_links = on_malformed_links
+                 on_written_links=None, on_external_links=None):
+        self.on_written_links = on_written_links
         self.on_external_links = on_external_links
         self.seen_urls = seen_urls
         self.scope = scope
@@ -139,13 +139,12 @@ class HtmlLinks(object):
 
     def extract(self, item, fetched, new_items):
         text, encoding = decode_html(fetched.body, fetched.content_type)
-        on_malformed = self.admission.on_malformed_links
-        if on_malformed is None:
+        on_written = self.admission.on_written_links
+        if on_written is None:
             links = extract_links(text, item.url, frames=self.frames)
         else:
-            links, malformed = extract_links_and_malformed(text, item.url, self.frames)
-            if malformed:
-                on_malformed(item.url, malformed)
+            links, written = extract_links_as_written(text, item.url, self.frames)
+            on_written(item.url, written)
         depth = item.depth + 1
         if self.max_depth is None or depth <= self.max_depth:
             admission = self.admission

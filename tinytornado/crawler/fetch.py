@@ -41,13 +41,14 @@ class Fetched(object):
 
     `body` is b'' when the body was skipped (`body_skipped`) or the request failed.
     `transient`: the failure may pass (no answer, or 429 and 502-504), so a later try
-    may do better; a malformed or oversized response will not.
+    may do better; a malformed or oversized response will not. `host_final`: every URL of
+    the host would fail the same (its certificate is not trusted).
     """
     __slots__ = ('url', 'status', 'headers', 'body', 'body_skipped', 'exception',
-                 'transient')
+                 'transient', 'host_final')
 
     def __init__(self, url, status=None, headers=None, body=b'', body_skipped=False,
-                 exception=None, transient=None):
+                 exception=None, transient=None, host_final=False):
         self.url = url
         self.status = status
         self.headers = headers if headers is not None else {}
@@ -55,6 +56,7 @@ class Fetched(object):
         self.body_skipped = body_skipped
         self.exception = exception
         self.transient = status in RETRY_STATUSES if transient is None else transient
+        self.host_final = host_final
 
     @property
     def content_type(self):
@@ -195,12 +197,12 @@ def _failure(download, error):
     # trusted; a network failure, or a server closing without a word, may pass.
     if is_certificate_failure(error):
         return Fetched(url, exception=describe_exception(error) + CERTIFICATE_HINT,
-                       transient=False)
+                       transient=False, host_final=True)
     return Fetched(url, exception=describe_exception(error), transient=(
         isinstance(error, NoResponseError) or not isinstance(error, HTTPInputError)))
 
 
-CERTIFICATE_HINT = (' (final: not retried; trust its authority with --ca-file FILE.pem, '
+CERTIFICATE_HINT = (' (final for the host: not retried; trust its authority with --ca-file FILE.pem, '
                     'or skip the check with --insecure)')
 
 

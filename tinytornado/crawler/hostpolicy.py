@@ -23,20 +23,24 @@ __all__ = ['HostPolicy', 'Failure', 'Refused', 'PUT_BACK']
 
 class Failure(object):
     """A try that failed before its request (robots.txt could not be read); `transient`
-    unless robots.txt never will be (its certificate is not trusted)."""
+    unless robots.txt never will be, `host_final` if no URL of the host can be fetched
+    (its certificate is not trusted)."""
     status = None
     headers = None
 
-    def __init__(self, exception, transient=True):
+    def __init__(self, exception, transient=True, host_final=False):
         self.exception = exception
         self.transient = transient
+        self.host_final = host_final
 
 
 class Refused(object):
-    """A try the crawl refused to make (robots.txt disallows it, or a given-up host)."""
+    """A try the crawl refused to make (robots.txt disallows it, or a given-up host);
+    `tried`: counted as a try (robots.txt was read for it), not so for a given-up host's."""
 
-    def __init__(self, exception):
+    def __init__(self, exception, tried=True):
         self.exception = exception
+        self.tried = tried
 
 
 PUT_BACK = object()  # a try that did not happen: the item goes back to the work store
@@ -88,12 +92,22 @@ class HostPolicy(object):
         self.robots = RobotsCache(fetcher, self.hosts, self.user_agent, self.least_delay,
                                   self.max_crawl_delay)
 
+    def keep_robots_responses(self, robots_txts):
+        """The work items of `robots_txts` (read for their sitemaps) will take the response
+        read for politeness (`robots_response`): robots.txt is fetched once."""
+        if self.obey_robots:
+            self.robots.keep_responses(robots_txts)
+
     # -- before a try ---------------------------------------------------------------------
+
+    def robots_response(self, robots_txt):
+        """The Fetched of `robots_txt` read already for politeness, once, or None."""
+        return self.robots.take_response(robots_txt)
 
     def refusal(self, item):
         """A Refused if the item's host was given up, else None."""
         if self.health.is_given_up(item.host):
-            return Refused(self.given_up(item.host))
+            return Refused(self.given_up(item.host), tried=False)
         return None
 
     @gen.coroutine
@@ -107,7 +121,8 @@ class HostPolicy(object):
         except gen.CancelledError:
             raise
         except Exception as e:  # robots.txt unavailable: a failure that may pass
-            raise gen.Return(Failure(describe_exception(e), getattr(e, 'transient', True)))
+            raise gen.Return(Failure(describe_exception(e), getattr(e, 'transient', True),
+                                     getattr(e, 'host_final', False)))
         if not allowed:
             raise gen.Return(Refused(ROBOTS_DISALLOWED))
         if not had_rules and self.hosts.host_delay(item.host):
@@ -128,6 +143,10 @@ class HostPolicy(object):
 
     def succeeded(self, host):
         self.health.succeeded(host)
+
+    def give_up(self, host, cause):
+        """Give `host` up now: `cause` (a certificate not trusted) is final for all of it."""
+        self.health.give_up(host, cause)
 
     def is_given_up(self, host):
         return self.health.is_given_up(host)

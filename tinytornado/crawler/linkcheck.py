@@ -1,7 +1,9 @@
 """The link checker: which pages link to each URL, and which links are broken.
 
 `LinkChecker` is fed as the crawl goes, by the Crawler's ``on_links`` (each page's links
-that the crawl takes, every sighting) and ``on_statistic`` (each URL's outcome). A link is
+that the crawl takes, every sighting), ``on_written_links`` (each HTML page's hrefs as
+written, with where: a broken link is reported as each page wrote it) and ``on_statistic``
+(each URL's outcome). A link is
 broken when its URL ends, after the redirects it leads through, in a 4xx or 5xx status, in
 an error (no response, refused connection, a given-up host...), in a redirect loop, or
 beyond ``max_redirect`` redirects. A URL robots.txt kept the crawl from fetching, or one the
@@ -23,6 +25,7 @@ from .sitemaps import ROBOTS_DEPTH, SITEMAP_DEPTH, is_sitemap_depth
 from .stats import ROBOTS_DISALLOWED, is_unchecked
 
 __all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines',
+           'as_written',
            'malformed_link_lines', 'sitemap_error_lines', 'unchecked_link_lines']
 
 MAX_REFERRERS = 10  # referrers kept per URL; the others are only counted
@@ -33,19 +36,22 @@ Hop = collections.namedtuple('Hop', 'url outcome')
 # A broken link: `url` as pages link to it, `chain` the Hops from it to where it broke
 # (one Hop when it broke itself), `problem` the reason ('404', 'redirect loop', an error),
 # `referrers` the pages linking to it (the first max_referrers) and `referrer_count` all of
-# them; a root has none.
+# them; a root has none. `written`: for each referrer, the `links.WrittenLink` of its first
+# href naming the URL (None for a sitemap); () when none is known.
 BrokenLink = collections.namedtuple('BrokenLink',
-                                    'url problem chain referrers referrer_count')
+                                    'url problem chain referrers referrer_count written')
+BrokenLink.__new__.__defaults__ = ((),)  # written: none known
 
 _NOT_BROKEN = object()  # the referrers entry of a URL fetched and found not broken
 
 
 class _Referrers(object):
     """The first few pages that link to one URL, and how many do."""
-    __slots__ = ('urls', 'count')
+    __slots__ = ('urls', 'written', 'count')
 
     def __init__(self):
         self.urls = []
+        self.written = []  # the WrittenLink (or None) each of `urls` named it by
         self.count = 0
 
 
@@ -63,17 +69,28 @@ class LinkChecker(object):
         self.referrers = {}  # url -> _Referrers, or _NOT_BROKEN
         self.redirects = collections.OrderedDict()  # url -> (status, next_url)
         self.failures = {}  # url -> its outcome, for URLs that broke themselves
-        self.malformed = []  # (page url, links.MalformedLink), as found
+        self.malformed = []  # (page url, links.WrittenLink with a problem), as found
+        self._written = None  # (page url, {url: its first WrittenLink}) until its add_links
         self.sitemap_errors = []  # (sitemap url, its problem), as they finish
         self.unchecked = {}  # url -> why it was never tried (its host was given up)
 
-    def add_malformed_links(self, url, malformed):
-        """Note the hrefs of page `url` that are no URL (the Crawler's
-        ``on_malformed_links``): each is a broken link, as it was written."""
-        self.malformed.extend((url, link) for link in malformed)
+    def add_written_links(self, url, written):
+        """Note the hrefs of page `url` as written (the Crawler's ``on_written_links``,
+        `links.WrittenLink`s): a malformed one is a broken link; the others name the links
+        of the `add_links` call for `url` that follows."""
+        self.malformed.extend((url, link) for link in written if link.problem is not None)
+        first = {}
+        for link in written:
+            if link.url is not None and link.url not in first:
+                first[link.url] = link
+        self._written = (url, first)
 
     def add_links(self, url, links):
         """Note that page `url` links to each of `links` (the Crawler's ``on_links``)."""
+        written = {}
+        if self._written is not None and self._written[0] == url:
+            written = self._written[1]
+        self._written = None
         referrers = self.referrers
         for link in links:
             entry = referrers.get(link)
@@ -84,6 +101,7 @@ class LinkChecker(object):
             entry.count += 1
             if len(entry.urls) < self.max_referrers:
                 entry.urls.append(url)
+                entry.written.append(written.get(link))
 
     def add_statistic(self, statistic):
         """Note a URL's outcome (the Crawler's ``on_statistic``)."""
@@ -110,7 +128,9 @@ class LinkChecker(object):
             chain, problem = self.follow(url)
             if problem is not None:
                 entry = self.referrers.get(url) or _Referrers()
-                broken.append(BrokenLink(url, problem, chain, list(entry.urls), entry.count))
+                written = tuple(entry.written) if any(entry.written) else ()
+                broken.append(BrokenLink(url, problem, chain, list(entry.urls), entry.count,
+                                         written))
         return broken
 
     def follow(self, url):
@@ -180,10 +200,22 @@ def malformed_link_lines(malformed):
         return []
     lines = ['Malformed links: %d' % len(malformed)]
     for page, link in malformed:
-        where = '' if link.line is None else ' line %d column %d' % (link.line, link.column)
         lines.append('%r %s' % (link.href, link.problem))
-        lines.append('    in %s%s' % (page, where))
+        lines.append('    in %s%s' % (page, _position(link)))
     return lines
+
+
+def _position(link):
+    """' line L column C' where a WrittenLink is in its page, or ''."""
+    return '' if link.line is None else ' line %d column %d' % (link.line, link.column)
+
+
+def as_written(link):
+    """' line L column C as HREF': where and how a referrer wrote a link (a WrittenLink),
+    or '' for None (unknown)."""
+    if link is None:
+        return ''
+    return '%s as %r' % (_position(link), link.href)
 
 
 def sitemap_error_lines(errors):
@@ -211,7 +243,9 @@ def broken_link_lines(broken):
         if len(link.chain) > 1:
             lines.append('    redirects: %s' % ' -> '.join(
                 ('%s %s' % hop if hop.outcome else hop.url) for hop in link.chain))
-        lines.extend('    linked from %s' % url for url in link.referrers)
+        written = link.written or [None] * len(link.referrers)
+        lines.extend('    linked from %s%s' % (url, as_written(how))
+                     for url, how in zip(link.referrers, written))
         more = link.referrer_count - len(link.referrers)
         if more:
             lines.append('    and from %d more pages' % more)

@@ -30,13 +30,14 @@ from tinytornado._compat import POSSESSIVE_REGEX
 
 from .urls import urljoin, urljoin_all
 
-__all__ = ['extract_links', 'extract_links_and_malformed', 'MalformedLink', 'LinkParser',
+__all__ = ['extract_links', 'extract_links_as_written', 'WrittenLink', 'LinkParser',
            'decode_html', 'unescape_attribute', 'is_html_content_type',
            'content_type_charset']
 
-# An href meant as an http(s) link that is no URL, as written, with why and where in its
-# page (line and column from 1; None if its text is not in the page as it is, escaped).
-MalformedLink = collections.namedtuple('MalformedLink', 'href problem line column')
+# An href of a page meant as an http(s) link, as written: the normalised `url` fetched for
+# it (None if none), the `problem` that makes it malformed (None if none), and where it is in its page (line and column
+# from 1; None if its text is not in the page as it is, escaped).
+WrittenLink = collections.namedtuple('WrittenLink', 'href url problem line column')
 
 _WHITESPACE = '\t\n\f\r '
 _ASCII_LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
@@ -111,12 +112,13 @@ def extract_links(html, url, frames=False):
     return parser.links()
 
 
-def extract_links_and_malformed(html, url, frames=False):
-    """(`extract_links`'s list, the `MalformedLink`s of the page in document order)."""
+def extract_links_as_written(html, url, frames=False):
+    """(`extract_links`'s list, the page's http(s) hrefs as `WrittenLink`s in document
+    order, malformed ones included)."""
     parser = LinkParser(url, frames)
     parser.feed(html)
     parser.close()
-    return parser.links(), parser.malformed(html)
+    return parser.links(), parser.written(html)
 
 
 def unescape_attribute(value):
@@ -289,25 +291,26 @@ class LinkParser(HTMLParser):
                 links.append(link)
         return links
 
-    def malformed(self, html):
+    def written(self, html):
         """The hrefs found so far that are meant as http(s) links (relative, or with that
-        scheme) and are no URL, as MalformedLinks; `html` is the page fed, where each is
-        looked for after the previous one (its first occurrence there)."""
+        scheme), as WrittenLinks, malformed ones included; `html` is the page fed, where
+        each is looked for after the previous one (its first occurrence there)."""
         base_url = _resolve(self.page_url, self.base_href) or self.page_url
         found, cursor = [], 0
         for href in self.hrefs:
             problem = _href_problem(base_url, six.ensure_str(href))  # 2.7: its message's
-            if problem is None:
-                continue
+            url = _resolve(base_url, href)  # '/%zz' is fetched as '/%25zz'
+            if problem is None and url is None:
+                continue  # mailto:, javascript:...: not the crawl's
             where = html.find(href, cursor)
             href = six.ensure_str(href)
             if where < 0:
-                found.append(MalformedLink(href, problem, None, None))
+                found.append(WrittenLink(href, url, problem, None, None))
                 continue
             cursor = where + len(href)
             line_start = html.rfind('\n', 0, where) + 1
-            found.append(MalformedLink(href, problem, html.count('\n', 0, where) + 1,
-                                       where - line_start + 1))
+            found.append(WrittenLink(href, url, problem, html.count('\n', 0, where) + 1,
+                                     where - line_start + 1))
         return found
 
     def _add_link(self, tag, value):

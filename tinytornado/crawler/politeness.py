@@ -50,11 +50,13 @@ HOST_TROUBLE_URLS = 3
 
 class RobotsUnavailable(Exception):
     """robots.txt could not be read (a 5xx status or a failed request); `transient`: a
-    later try may read it (not so after a certificate not trusted)."""
+    later try may read it (not so after a certificate not trusted); `host_final`: no URL of
+    the host can be fetched (that certificate)."""
 
-    def __init__(self, message, transient=True):
+    def __init__(self, message, transient=True, host_final=False):
         Exception.__init__(self, message)
         self.transient = transient
+        self.host_final = host_final
 
 
 class RobotsCache(object):
@@ -75,6 +77,18 @@ class RobotsCache(object):
         self.delay = delay
         self.max_crawl_delay = max_crawl_delay
         self._rules = {}  # robots.txt URL -> Future of its RobotsRules
+        self._keep = set()  # robots.txt URLs whose response a work item will want
+        self._kept = {}  # robots.txt URL -> its Fetched, read, until taken
+
+    def keep_responses(self, robots_txts):
+        """Keep the response of each of `robots_txts` once read, for `take_response`: a
+        work item reading it for its Sitemap lines takes it instead of a second request."""
+        self._keep.update(robots_txts)
+
+    def take_response(self, robots_txt):
+        """The Fetched (redirects followed) read for `robots_txt` if kept, once; or None."""
+        self._keep.discard(robots_txt)
+        return self._kept.pop(robots_txt, None)
 
     def has_rules(self, url):
         """True if the robots.txt of the site of `url` has been read."""
@@ -110,8 +124,11 @@ class RobotsCache(object):
         if fetched.status is None or fetched.status >= 500 or fetched.status == 429:
             raise RobotsUnavailable('robots.txt: %s' % (fetched.exception or
                                                         'HTTP %d' % fetched.status),
-                                    transient=fetched.transient or fetched.status is not None)
+                                    transient=fetched.transient or fetched.status is not None,
+                                    host_final=fetched.host_final)
         rules = RobotsRules.for_status(fetched.status, fetched.body)
+        if robots_txt in self._keep:
+            self._kept[robots_txt] = fetched
         crawl_delay = rules.crawl_delay(self.user_agent, max_delay=self.max_crawl_delay)
         if crawl_delay:
             self.frontier.set_host_delay(host, max(self.delay, crawl_delay))
@@ -148,6 +165,7 @@ class HostHealth(object):
         self._failing_urls = {}  # host -> first tries that failed with an answer, in a row
         self._last_failure = {}  # host -> what its last host failure was
         self._pause_ends = {}  # host -> loop time its last pause for failures ends
+        self._final = {}  # host -> the failure every URL of it would meet (given up)
 
     def succeeded(self, host):
         self._failures.pop(host, None)
@@ -170,6 +188,11 @@ class HostHealth(object):
         self._pause(host, self._pause_for(failures, retry_after))
         return url_pause, self.is_given_up(host)
 
+    def give_up(self, host, cause):
+        """Give `host` up at once: `cause`, a failure of one URL, is every URL's (a
+        certificate not trusted). Not journaled: a resume tries the host once again."""
+        self._final[host] = cause
+
     def _pause_for(self, failures, retry_after):
         pause = min(self.backoff * 2 ** (failures - 1), self.max_backoff)
         if retry_after is not None:
@@ -177,13 +200,18 @@ class HostHealth(object):
         return pause
 
     def is_given_up(self, host):
-        return self.max_failures is not None and self._failures.get(host, 0) >= self.max_failures
+        return host in self._final or (self.max_failures is not None and
+                                       self._failures.get(host, 0) >= self.max_failures)
 
     def failures(self, host):
         return self._failures.get(host, 0)
 
     def given_up(self, host):
         """Why the URLs of given-up `host` are left unchecked (a statistic's exception)."""
+        final = self._final.get(host)
+        if final is not None:
+            return '%s: %s given up at its first failure, final for every URL: %s' % (
+                HOST_GIVEN_UP, host, final)
         last = self._last_failure.get(host)
         return '%s: %d failures in a row on %s%s' % (
             HOST_GIVEN_UP, self.failures(host), host, ', the last: %s' % last if last else '')

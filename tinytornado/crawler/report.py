@@ -22,6 +22,7 @@ import time
 from tinytornado._compat import binary_type, text_type
 from tinytornado.ioloop import IOLoop
 
+from .linkcheck import as_written
 from .urls import is_http_url
 
 __all__ = ['CrawlReport', 'Timeline', 'LATENCY_BOUNDS', 'TIMELINE_WIDTHS', 'bar_chart',
@@ -282,7 +283,9 @@ def _unchecked_table(unchecked):
 def _referrers(link):
     if not link.referrer_count:
         return u'<span class="muted">a root</span>'
-    items = [u'<li>%s</li>' % _link(url) for url in link.referrers]
+    written = link.written or [None] * len(link.referrers)
+    items = [u'<li>%s%s</li>' % (_link(url), escape_html(as_written(how)))
+             for url, how in zip(link.referrers, written)]
     more = link.referrer_count - len(link.referrers)
     if more:
         items.append(u'<li class="muted">and %d more</li>' % more)
