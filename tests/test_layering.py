@@ -55,7 +55,8 @@ LAYER_ORDER = [
     ('tcpclient', ['iostream', 'netutil']),
     ('tcpserver', ['iostream', 'netutil']),
     ('_http1parser', ['_compat']),
-    ('httputil', ['_compat', '_http1parser']),
+    ('_http1state', []),
+    ('httputil', ['_compat', '_http1parser', '_http1state']),
     ('_httputil_legacy', ['httputil']),  # re-exported by httputil, at its end.
     ('_httperrors', []),
     ('_httprequest', ['httputil', 'netutil']),
