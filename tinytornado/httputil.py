@@ -39,7 +39,7 @@ from tinytornado._http1state import (
     CHUNK_STARTED, CHUNKED_HEAD, CLOSE_DELIMITED_HEAD, CLOSED, INFORMATIONAL_HEAD,
     LAST_CHUNK_STARTED, MESSAGE_ENDED, NEXT_CYCLE, PEER_CLOSED, READING_BODY, READING_CHUNK,
     READING_CHUNK_END, READING_CHUNK_SIZE, READING_TRAILERS, READING_UNTIL_CLOSE,
-    RESPONSE_DONE, SEND_REQUEST, SIZED_HEAD, next_state,
+    RESPONSE_DONE, SEND_REQUEST, SIZED_HEAD, TRANSITIONS,
 )
 
 __all__ = [
@@ -300,7 +300,7 @@ class HTTP1ClientProtocol(object):
         data = format_request(method, target, headers.get_all(), body)
         self._method = native_str(method)
         self._keep_alive = not asks_to_close(headers._values.get('Connection'))
-        self._state = next_state(self._state, SEND_REQUEST)
+        self._state = TRANSITIONS[self._state][SEND_REQUEST]
         return data
 
     def send_request_head(self, method, target, headers):
@@ -420,7 +420,7 @@ class HTTP1ClientProtocol(object):
         """Reset for the next request; bytes already received stay for its response."""
         if not self.reusable:
             raise RuntimeError('this connection cannot carry another request')
-        self._state = next_state(self._state, NEXT_CYCLE)
+        self._state = TRANSITIONS[self._state][NEXT_CYCLE]
 
     # -- one reader per state: each returns the next event or NEED_DATA ---------------------
 
@@ -428,7 +428,7 @@ class HTTP1ClientProtocol(object):
         if self._received:
             raise HTTPInputError('the server sent data while no request was outstanding')
         if self._eof:
-            self._state = next_state(self._state, PEER_CLOSED)
+            self._state = TRANSITIONS[self._state][PEER_CLOSED]
             return ConnectionClosed()
         return NEED_DATA
 
@@ -447,7 +447,7 @@ class HTTP1ClientProtocol(object):
             raise HTTPInputError('malformed response head: status code %d' % code)
         if code < 200:
             _check_informational(code)
-            self._state = next_state(self._state, INFORMATIONAL_HEAD)
+            self._state = TRANSITIONS[self._state][INFORMATIONAL_HEAD]
             return InformationalResponse(version, code, reason, headers)
         self._start_body(minor, code, headers._values, length)
         return ResponseHead(version, code, reason, headers)
@@ -463,15 +463,15 @@ class HTTP1ClientProtocol(object):
         if code in _BODYLESS_CODES or self._method == 'HEAD':
             self._expect_body(0)
         elif 'Transfer-Encoding' in values:
-            self._state = next_state(self._state, CHUNKED_HEAD)
+            self._state = TRANSITIONS[self._state][CHUNKED_HEAD]
         elif length is not None:
             self._expect_body(int(length))
         else:
-            self._state = next_state(self._state, CLOSE_DELIMITED_HEAD)
+            self._state = TRANSITIONS[self._state][CLOSE_DELIMITED_HEAD]
             self._keep_alive = False
 
     def _expect_body(self, length):
-        self._state = next_state(self._state, SIZED_HEAD)
+        self._state = TRANSITIONS[self._state][SIZED_HEAD]
         self._remaining = self._body_length = length
 
     def _read_body(self):
@@ -498,10 +498,10 @@ class HTTP1ClientProtocol(object):
         except ValueError as exc:
             raise HTTPInputError('malformed response body: %s' % (exc,))
         if size:
-            self._state = next_state(self._state, CHUNK_STARTED)
+            self._state = TRANSITIONS[self._state][CHUNK_STARTED]
             self._remaining = size
             return self._read_chunk()
-        self._state = next_state(self._state, LAST_CHUNK_STARTED)
+        self._state = TRANSITIONS[self._state][LAST_CHUNK_STARTED]
         return self._read_trailers()
 
     def _read_chunk(self):
@@ -510,7 +510,7 @@ class HTTP1ClientProtocol(object):
             return self._wait_for_chunked_body()
         self._remaining -= len(data)
         if not self._remaining:
-            self._state = next_state(self._state, CHUNK_DATA_READ)
+            self._state = TRANSITIONS[self._state][CHUNK_DATA_READ]
         return BodyData(data)
 
     def _read_chunk_end(self):
@@ -521,7 +521,7 @@ class HTTP1ClientProtocol(object):
         if len(received) < 2:
             return self._wait_for_chunked_body()
         self._received.take(2)
-        self._state = next_state(self._state, CHUNK_ENDED)
+        self._state = TRANSITIONS[self._state][CHUNK_ENDED]
         return self._read_chunk_size()
 
     def _read_trailers(self):
@@ -550,7 +550,7 @@ class HTTP1ClientProtocol(object):
         return NEED_DATA
 
     def _end_message(self, trailers):
-        self._state = next_state(self._state, MESSAGE_ENDED)
+        self._state = TRANSITIONS[self._state][MESSAGE_ENDED]
         return EndOfMessage(trailers)
 
     def _read_done(self):
