@@ -1,12 +1,13 @@
 """The kernel: the Future, and the internal operations on Futures gen and the loop need.
 
-Everything a coroutine waits on is a `Future`; this module holds its class, the
-internal operations the layers above need without the public methods' checks, and
-`copy_outcome`, which copies a done Future's outcome onto another Future of any kind
-(``await`` on Python 3 is the twin `_kernel_py3`'s). It is the one place where a Future's
-fields are written, and its names are the package's internal API: `concurrent` re-exports `Future` and the exceptions (the Tornado-named, public home),
-gen's Runner and wrappers, the loop, `_waiters` and tcpclient import the rest
-from here, never private names of one another (tests/test_layering.py refuses those).
+Everything a coroutine waits on is a `Future`; this module holds its class, the internal
+operations the layers above need without the public methods' checks, and `copy_outcome`,
+which copies a done Future's outcome onto another Future of any kind (``await`` on Python
+3 is the twin `_kernel_py3`'s). It is the one place where a Future's fields are written,
+and its names are the package's internal API: `concurrent` re-exports `Future` and the
+exceptions (the Tornado-named, public home), gen's Runner and wrappers, the loop,
+`_waiters` and tcpclient import the rest from here, never private names of one another
+(tests/test_layering.py refuses those).
 
 The Future's state
 ------------------
