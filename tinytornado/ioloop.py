@@ -597,14 +597,19 @@ class PollIOLoop(PolledBlockingAlarm, IOLoop):
     # -- timers -------------------------------------------------------------------------
 
     def call_later(self, delay, callback, *args, **kwargs):
-        # call_at(self.time() + delay) without time()'s call: a timer a coroutine sleeps on.
+        # call_at(self.time() + delay) without time()'s call, nor call_at's: a timer a
+        # coroutine sleeps on. (A method that takes keywords makes a dict at each call.)
         if kwargs:
             callback, args = bind_keywords(callback, args, kwargs)
-        return self.call_at(self._clock() + self._epoch_offset + delay, callback, *args)
+        return self._add_timer(self._clock() + self._epoch_offset + delay, callback, args)
 
     def call_at(self, when, callback, *args, **kwargs):
         if kwargs:
             callback, args = bind_keywords(callback, args, kwargs)
+        return self._add_timer(when, callback, args)
+
+    def _add_timer(self, when, callback, args):
+        """Queue `callback(*args)` at loop time `when`; returns its handle."""
         handle = next(_timer_handles)
         self._timers.push(when - self._epoch_offset, handle)
         self._timer_callbacks[handle] = callback
