@@ -64,6 +64,8 @@ LAYER_ORDER = [
     ('httpclient', ['tcpclient', '_http1connection', '_httppool']),
     ('_httpclient_legacy', ['httpclient']),  # re-exported by httpclient, at its end.
     ('simple_httpclient', ['httpclient']),  # 5.1's module of its client, re-exported.
+    ('_http1server', ['httputil']),
+    ('httpserver', ['tcpserver', '_http1server']),
     ('crawler', ['httpclient', 'queues', 'tcpserver']),
     ('testing', ['gen', 'netutil']),
     ('pytest_plugin', ['testing']),

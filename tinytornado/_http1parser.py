@@ -129,6 +129,18 @@ class ReceiveBuffer(object):
         self._searched = len(data) - start
         return -1
 
+    def search(self, pattern, longest):
+        """How many bytes come up to the end of the first match of `pattern` (a compiled
+        bytes regex whose matches are at most `longest` bytes long), or -1 while none;
+        like `find`, searches only the bytes not searched before."""
+        data, start = self._data, self._start
+        match = pattern.search(data, start + max(0, self._searched - longest + 1))
+        if match is not None:
+            self._searched = 0
+            return match.end() - start
+        self._searched = len(data) - start
+        return -1
+
 
 # --- Responses ------------------------------------------------------------------------------
 
