@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-from net_helpers import run
+from net_helpers import run, tls_files, unix_socket_path  # noqa: F401
 from tinytornado import gen
 from tinytornado.concurrent import Future
 from tinytornado.httpclient import AsyncHTTPClient, HTTPRequest
@@ -19,7 +19,7 @@ from tinytornado.httputil import (
     HTTPHeaders, HTTPMessageDelegate, HTTPServerConnectionDelegate, ResponseStartLine,
 )
 from tinytornado.iostream import IOStream, StreamClosedError
-from tinytornado.netutil import bind_sockets
+from tinytornado.netutil import bind_sockets, bind_unix_socket
 
 
 def respond(request, body, code=200, headers=None):
@@ -721,3 +721,164 @@ def test_closed_connection_write_fails_quietly(io_loop, start_server):
     assert run(io_loop, lambda: raw_exchange(port, b'GET / HTTP/1.1\r\n\r\n')) == b''
     with pytest.raises(StreamClosedError):
         results[0].result()
+
+
+# -- Tornado 5.1's words and per-request settings ------------------------------------------
+
+@pytest.mark.parametrize('request_bytes, logged', [
+    (b'asdf\r\n\r\n', 'Malformed HTTP request line'),
+    (b'GET / HTTP/1.0\r\nasdf\r\n\r\n', 'no colon in header line'),
+    (b'POST / HTTP/1.1\r\nContent-Length: foo\r\n\r\nbar', 'Only integer Content-Length is allowed'),
+    (b'POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
+     'Multiple unequal Content-Lengths'),
+])
+def test_refusals_are_logged_in_5_1_words(io_loop, start_server, caplog, request_bytes, logged):
+    _, port = start_server()
+    with caplog.at_level(logging.INFO, logger='tornado.general'):
+        data = run(io_loop, lambda: raw_exchange(port, request_bytes))
+    assert data == b'HTTP/1.1 400 Bad Request\r\n\r\n'  # as 5.1 answers, byte for byte
+    messages = [record.getMessage() for record in caplog.records]
+    assert any(message.startswith('Malformed HTTP message from 127.0.0.1: ') and
+               logged in message for message in messages), messages
+
+
+class SizedStreaming(HTTPServerConnectionDelegate):
+    """Counts body bytes; ?max=N raises the body limit and ?timeout=S sets the body
+    timeout, for this request only (as 5.1's handlers do from prepare)."""
+
+    def start_request(self, server_conn, request_conn):
+        return SizedRequest(request_conn)
+
+
+class SizedRequest(HTTPMessageDelegate):
+    def __init__(self, connection):
+        self.connection = connection
+        self.size = 0
+
+    def headers_received(self, start_line, headers):
+        query = dict(pair.split('=') for pair in start_line.path.partition('?')[2].split('&')
+                     if pair)
+        if 'max' in query:
+            self.connection.set_max_body_size(int(query['max']))
+        if 'timeout' in query:
+            self.connection.set_body_timeout(float(query['timeout']))
+
+    def data_received(self, chunk):
+        self.size += len(chunk)
+
+    def finish(self):
+        body = str(self.size).encode('ascii')
+        self.connection.write_headers(ResponseStartLine('HTTP/1.1', 200, 'OK'),
+                                      HTTPHeaders({'Content-Length': str(len(body))}))
+        self.connection.write(body)
+        self.connection.finish()
+
+
+def test_max_body_size_override_lasts_one_request(io_loop, start_server, caplog):
+    _, port = start_server(SizedStreaming(), max_body_size=4096)
+
+    @gen.coroutine
+    def go():
+        stream = yield connect(port)
+        yield stream.write(b'PUT /?max=10240 HTTP/1.1\r\nContent-Length: 10240\r\n\r\n' +
+                           b'a' * 10240)
+        _, _, body = yield read_response(stream)
+        assert body == b'10240'
+        yield stream.write(b'PUT / HTTP/1.1\r\nContent-Length: 10240\r\n\r\n')
+        data = yield stream.read_until_close()
+        assert data == b'HTTP/1.1 400 Bad Request\r\n\r\n'
+    with caplog.at_level(logging.INFO, logger='tornado.general'):
+        run(io_loop, go)
+    assert any('Content-Length too long' in r.getMessage() for r in caplog.records)
+
+
+def test_body_timeout_set_per_request_is_logged(io_loop, start_server, caplog):
+    _, port = start_server(SizedStreaming())
+
+    @gen.coroutine
+    def go():
+        stream = yield connect(port)
+        yield stream.write(b'PUT /?timeout=0.1 HTTP/1.0\r\nContent-Length: 42\r\n\r\n')
+        data = yield stream.read_until_close()
+        assert data == b''
+    with caplog.at_level(logging.INFO, logger='tornado.general'):
+        run(io_loop, go)
+    assert [r.getMessage() for r in caplog.records] == ['Timeout reading body from 127.0.0.1']
+
+
+# -- sockets: listen, bind and start, Unix, TLS ------------------------------------------
+
+def test_listen_and_bind_start(io_loop, client):
+    servers = [HTTPServer(echo), HTTPServer(echo)]
+    probe = bind_sockets(0, '127.0.0.1')[0]
+    port = probe.getsockname()[1]
+    probe.close()
+    servers[0].listen(port, '127.0.0.1')
+    servers[1].bind(0, '127.0.0.1')
+    servers[1].start()
+    bound_port = list(servers[1]._sockets.values())[0].getsockname()[1]
+
+    @gen.coroutine
+    def go():
+        for p in (port, bound_port):
+            response = yield client.fetch('http://127.0.0.1:%d/x' % p)
+            assert json.loads(response.body.decode())['uri'] == '/x'
+    try:
+        run(io_loop, go)
+    finally:
+        for server in servers:
+            server.stop()
+            run(io_loop, server.close_all_connections)
+
+
+def test_unix_socket(io_loop, unix_socket_path, caplog):
+    server = HTTPServer(echo)
+    server.add_socket(bind_unix_socket(unix_socket_path))
+
+    @gen.coroutine
+    def exchange(data):
+        stream = IOStream(socket.socket(socket.AF_UNIX))
+        yield stream.connect(unix_socket_path)
+        yield stream.write(data)
+        received = yield stream.read_until_close()
+        stream.close()
+        raise gen.Return(received)
+    try:
+        data = run(io_loop, lambda: exchange(b'GET /hello HTTP/1.0\r\n\r\n'))
+        assert data.startswith(b'HTTP/1.1 200 OK\r\n')
+        assert json.loads(data.split(b'\r\n\r\n', 1)[1].decode())['remote_ip'] == '0.0.0.0'
+        with caplog.at_level(logging.INFO, logger='tornado.general'):
+            data = run(io_loop, lambda: exchange(b'garbage\r\n\r\n'))
+        assert data == b'HTTP/1.1 400 Bad Request\r\n\r\n'
+        assert any(r.getMessage().startswith('Malformed HTTP message from')
+                   for r in caplog.records)
+    finally:
+        server.stop()
+        run(io_loop, server.close_all_connections)
+
+
+def test_tls_server(io_loop, start_server):
+    files = tls_files()
+    _, port = start_server(ssl_options={'certfile': files.server_cert,
+                                        'keyfile': files.server_key})
+    http_client = AsyncHTTPClient(force_instance=True,
+                                  defaults={'ca_certs': files.ca_cert})
+
+    @gen.coroutine
+    def go():
+        for body in (None, b'A' * 5000):
+            response = yield http_client.fetch(
+                'https://localhost:%d/tls' % port, method='GET' if body is None else 'POST',
+                body=body)
+            got = json.loads(response.body.decode())
+            assert got['protocol'] == 'https' and len(got['body']) == len(body or b'')
+        # A plain-HTTP client is cut off, not left waiting.
+        try:
+            data = yield raw_exchange(port, b'GET / HTTP/1.1\r\n\r\n')
+        except StreamClosedError:  # reset by the server
+            data = b''
+        assert not data.startswith(b'HTTP/1.1 200')
+    try:
+        run(io_loop, go)
+    finally:
+        http_client.close()

@@ -39,6 +39,7 @@ CONTINUE = b'HTTP/1.1 100 Continue\r\n\r\n'
 
 _REQUEST_LINE = re.compile(r"([-!#$%&'*+.^_`|~0-9A-Za-z]+) ([!-~]+) HTTP/1\.([0-9])\Z")
 _LINE_END = re.compile(r'\r?\n')
+_DIGITS = re.compile(r'[0-9]+\Z')
 # The end of a head: a blank line, its line ends CRLF or bare LF (as Tornado 5.1 reads them).
 _HEAD_END = re.compile(b'\n\r?\n')
 _BODYLESS_CODES = frozenset([204, 304])
@@ -70,8 +71,9 @@ class HTTP1ServerProtocol(object):
     Args:
         max_header_size: largest request head (with its blank line), trailer block or
             chunk-size line accepted, in bytes.
-        max_body_size: largest request body accepted, in bytes (None for no limit); may be
-            changed between the head and the body (Tornado's set_max_body_size).
+        max_body_size: largest request body accepted, in bytes (None for no limit). The
+            attribute may be changed for one request between its head and its body
+            (Tornado's set_max_body_size); the next request starts from the argument.
         no_keep_alive: close the connection after every response.
         max_header_lines: most header lines accepted in a head or trailer block.
     """
@@ -79,7 +81,7 @@ class HTTP1ServerProtocol(object):
     def __init__(self, max_header_size=DEFAULT_MAX_HEADER_SIZE, max_body_size=None,
                  no_keep_alive=False, max_header_lines=DEFAULT_MAX_HEADER_LINES):
         self.max_header_size = max_header_size
-        self.max_body_size = max_body_size
+        self._default_max_body_size = max_body_size
         self.no_keep_alive = no_keep_alive
         self.max_header_lines = max_header_lines
         self._received = ReceiveBuffer()
@@ -88,9 +90,11 @@ class HTTP1ServerProtocol(object):
 
     def _reset(self):
         self._state = AWAITING_HEAD
+        self.max_body_size = self._default_max_body_size
         self._head = None  # the RequestHead being served
         self._keep_alive = not self.no_keep_alive
         self._remaining = 0  # of the body (known length) or of the chunk being read
+        self._length_checked = True
         self._body_size = 0  # received so far, against max_body_size
         self._expects_continue = False
         self._response_started = False
@@ -159,7 +163,7 @@ class HTTP1ServerProtocol(object):
             self._state = READING_CHUNK_SIZE
             return
         self._remaining = int(length or 0)
-        self._check_body_size(self._remaining, 'Content-Length too long')
+        self._length_checked = False  # against max_body_size, once the body is asked for
         self._state = READING_BODY
 
     def _check_body_size(self, size, message):
@@ -168,6 +172,9 @@ class HTTP1ServerProtocol(object):
                                % (message, self.max_body_size))
 
     def _read_body(self):
+        if not self._length_checked:
+            self._length_checked = True
+            self._check_body_size(self._remaining, 'Content-Length too long')
         if not self._remaining:
             return self._end_request()
         data = self._received.take(self._remaining)
@@ -374,14 +381,33 @@ def _parse_head(text, max_header_lines):
     request_line, _, fields = _LINE_END.sub('\r\n', text).partition('\r\n')
     match = _REQUEST_LINE.match(request_line)
     if match is None:
-        raise RequestError('malformed HTTP request line: %r' % (request_line,))
+        raise RequestError('Malformed HTTP request line: %r' % (request_line,))
     method, target, minor = match.groups()
     try:
         headers, values = _headers(split_fields(fields), max_header_lines)
+    except ValueError as exc:
+        no_colon = [line for line in fields.split('\r\n')
+                    if ':' not in line and line[:1] not in (' ', '\t')]
+        if no_colon:  # in 5.1's words, which its tests look for
+            raise RequestError('no colon in header line %r' % (no_colon[0],))
+        raise RequestError('malformed HTTP headers: %s' % (exc,))
+    try:
         check_framing(values)
     except ValueError as exc:
-        raise RequestError('malformed HTTP headers: %s' % (exc,))
+        raise RequestError(_framing_error(values, exc))
     return RequestHead(method, target, 'HTTP/1.' + minor, headers), values
+
+
+def _framing_error(values, exc):
+    """What is wrong with a request's framing fields, in Tornado 5.1's words where it
+    has them."""
+    lengths = values.get('Content-Length', [])
+    pieces = set(piece.strip(' \t') for value in lengths for piece in value.split(','))
+    if any(not _DIGITS.match(piece) for piece in pieces):
+        return 'Only integer Content-Length is allowed: %s' % (', '.join(lengths),)
+    if len(pieces) > 1:
+        return 'Multiple unequal Content-Lengths: %r' % (lengths,)
+    return 'malformed HTTP headers: %s' % (exc,)
 
 
 def _without_blank_line(text):

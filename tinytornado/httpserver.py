@@ -336,13 +336,15 @@ class HTTP1Connection(object):
             yield self._call(delegate.headers_received,
                              RequestStartLine(head.method, head.target, head.version),
                              head.headers)
-            if self.stream is None:  # detached
+            if self.stream is None:  # detached: the delegate has the stream now
+                delegate_open = False
                 raise gen.Return(False)
-            self._start_timer(self._body_timeout)
+            self._start_timer(self._body_timeout, body=True)
             event = yield self._next_event(may_continue=True)
             while event is not None and event.__class__ is BodyData:
                 data = event.data if decoder is None else decoder.decompress(event.data)
-                yield self._deliver(delegate, data)
+                if not self._write_finished:  # else the response did without the body
+                    yield self._deliver(delegate, data)
                 event = yield self._next_event()
             self._stop_timer()
             if event is None:
@@ -458,29 +460,31 @@ class HTTP1Connection(object):
         gen_log.info('Malformed HTTP message from %s: %s', self.context, error)
         if not self._protocol.response_started and not stream.closed():
             try:
-                yield stream.write(('HTTP/1.1 %d %s\r\nConnection: close\r\n'
-                                    'Content-Length: 0\r\n\r\n'
-                                    % (code, responses.get(code, 'Error'))
-                                    ).encode('ascii'))
+                # Its body ends where the connection does: it is empty.
+                yield stream.write(('HTTP/1.1 %d %s\r\n\r\n'
+                                    % (code, responses.get(code, 'Error'))).encode('ascii'))
             except StreamClosedError:
                 pass  # the client left first: nothing more to tell it
         stream.close()
 
-    def _start_timer(self, seconds):
+    def _start_timer(self, seconds, body=False):
+        """Close the connection in `seconds` (if not None) unless _stop_timer is called:
+        it waits too long for a request head, or for a `body`."""
         self._stop_timer()
         if seconds:
             io_loop = self.stream.io_loop
-            self._timer = io_loop.call_at(io_loop.time() + seconds, self._time_out)
+            self._timer = io_loop.call_at(io_loop.time() + seconds, self._time_out, body)
 
     def _stop_timer(self):
         if self._timer is not None:
             self._server_conn.stream.io_loop.remove_timeout(self._timer)
             self._timer = None
 
-    def _time_out(self):
+    def _time_out(self, body):
         self._timer = None
         self._timed_out = True
-        gen_log.info('Timeout reading request from %s', self.context)
+        if body:  # an idle connection closes quietly, as in 5.1
+            gen_log.info('Timeout reading body from %s', self.context)
         self._server_conn.stream.close()
 
     # -- Tornado 5.1's HTTPConnection interface ----------------------------------------------
