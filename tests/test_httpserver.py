@@ -882,3 +882,18 @@ def test_tls_server(io_loop, start_server):
         run(io_loop, go)
     finally:
         http_client.close()
+
+
+def test_legacy_callback_arguments_of_write(io_loop, start_server):
+    called = []
+
+    def callback(request):
+        connection = request.connection
+        assert connection.write_headers(ResponseStartLine('HTTP/1.1', 200, 'OK'),
+                                        HTTPHeaders({'Content-Length': '2'}),
+                                        callback=lambda: called.append('head')) is None
+        connection.write(b'ok', callback=lambda: (called.append('body'), connection.finish()))
+    _, port = start_server(callback)
+    data = run(io_loop, lambda: raw_exchange(port, b'GET / HTTP/1.1\r\nConnection: close'
+                                             b'\r\n\r\n'))
+    assert data.endswith(b'\r\n\r\nok') and called == ['head', 'body']

@@ -125,14 +125,10 @@ class HTTP1ServerProtocol(object):
     def _read_head(self):
         if self._received.peek(1) in (b'\r', b'\n'):
             self._skip_blank_lines()  # RFC 9112 2.2: blank lines before a request are ignored
-        end = self._received.search(_HEAD_END, 3)
-        if end < 0 or end > self.max_header_size:
-            received = len(self._received)
-            if end > self.max_header_size or received > self.max_header_size:
-                raise RequestError('request head larger than max_header_size (%d bytes)'
-                                   % self.max_header_size, code=431)
+        end = self._block_end(self._received.search(_HEAD_END, 3), 'request head', 431)
+        if end < 0:
             if self._eof:
-                if not received:
+                if not self._received:
                     self._state = CLOSED
                     return ConnectionClosed()
                 raise RequestError('connection closed in the middle of the request head',
@@ -190,11 +186,8 @@ class HTTP1ServerProtocol(object):
         return NEED_DATA
 
     def _read_chunk_size(self):
-        end = self._received.find(b'\r\n')
-        if end < 0 or end > self.max_header_size:
-            if len(self._received) > self.max_header_size:
-                raise RequestError('chunk size line larger than max_header_size (%d bytes)'
-                                   % self.max_header_size)
+        end = self._block_end(self._received.find(b'\r\n'), 'chunk size line')
+        if end < 0:
             return self._need_body_data()
         try:
             size = chunk_size(self._received.take(end))
@@ -237,10 +230,7 @@ class HTTP1ServerProtocol(object):
             end = self._received.find(b'\r\n\r\n')
         except ValueError as exc:  # a bare LF where the last CRLF should be
             raise RequestError('malformed trailers: %s' % (exc,))
-        if end < 0 or end > self.max_header_size:
-            if len(self._received) > self.max_header_size:
-                raise RequestError('trailers larger than max_header_size (%d bytes)'
-                                   % self.max_header_size)
+        if self._block_end(end, 'trailers') < 0:
             return self._need_body_data()
         try:
             lines = split_fields(native_str(self._received.take(end)[:-4]))
@@ -249,6 +239,16 @@ class HTTP1ServerProtocol(object):
         except ValueError as exc:
             raise RequestError('malformed trailers: %s' % (exc,))
         return self._end_request(trailers)
+
+    def _block_end(self, end, block_name, code=400):
+        """`end` (where a head, chunk-size line or trailer block ends, -1 while it has not
+        come); RequestError with `code` if the block is, or already would be, larger than
+        max_header_size, however its bytes were split."""
+        limit = self.max_header_size
+        if end > limit or (end < 0 and len(self._received) > limit):
+            raise RequestError('%s larger than max_header_size (%d bytes)'
+                               % (block_name, limit), code=code)
+        return end
 
     def _end_request(self, trailers=None):
         self._state = REQUEST_DONE

@@ -398,7 +398,7 @@ class HTTP1Connection(object):
             if may_continue:
                 may_continue = False
                 data = protocol.send_continue()
-                if data:
+                if data and not stream.closed():
                     stream.write(data)
             try:
                 data = yield stream.read_bytes(_READ_SIZE, partial=True)
