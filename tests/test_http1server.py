@@ -352,3 +352,29 @@ def test_the_differential_test_sees_the_designed_differences():
         ours, theirs = events_of(data), h11_events_of(data)
         assert _comparable(ours) != _comparable(theirs)
         assert _differs_by_design(data, ours, theirs)
+
+
+def test_a_response_ends_once_and_takes_nothing_after():
+    protocol = HTTP1ServerProtocol()
+    protocol.receive_data(b'GET / HTTP/1.1\r\n\r\n')
+    protocol.next_event()
+    protocol.send_response_head(200, 'OK', HTTPHeaders())
+    assert protocol.end_body() == b'0\r\n\r\n'
+    with pytest.raises(RuntimeError):
+        protocol.end_body()
+    with pytest.raises(RuntimeError):
+        protocol.send_body_data(b'late')
+
+
+def test_keep_alive_decisions_at_the_response():
+    # Answered before its (empty) body was asked for: the connection stays.
+    protocol = HTTP1ServerProtocol()
+    protocol.receive_data(b'GET / HTTP/1.1\r\n\r\n')
+    protocol.next_event()
+    protocol.send_response_head(200, 'OK', HTTPHeaders({'Content-Length': '0'}))
+    protocol.end_body()
+    assert isinstance(protocol.next_event(), EndOfMessage) and protocol.reusable
+    # The application's "Connection: close" is honoured.
+    assert response_for(b'GET / HTTP/1.1\r\n\r\n', headers={'Connection': 'close',
+                                                           'Content-Length': '0'}) == (
+        b'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n', False)

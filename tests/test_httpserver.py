@@ -897,3 +897,38 @@ def test_legacy_callback_arguments_of_write(io_loop, start_server):
     data = run(io_loop, lambda: raw_exchange(port, b'GET / HTTP/1.1\r\nConnection: close'
                                              b'\r\n\r\n'))
     assert data.endswith(b'\r\n\r\nok') and called == ['head', 'body']
+
+
+def test_response_from_headers_received_keeps_a_bodyless_request_alive(io_loop, start_server):
+    told = []
+
+    class Early(HTTPServerConnectionDelegate):
+        def start_request(self, server_conn, request_conn):
+            return AnswerAtHead(request_conn)
+
+    class AnswerAtHead(HTTPMessageDelegate):
+        def __init__(self, connection):
+            self.connection = connection
+
+        def headers_received(self, start_line, headers):
+            self.connection.write_headers(ResponseStartLine('HTTP/1.1', 200, 'OK'),
+                                          HTTPHeaders({'Content-Length': '2'}), chunk=b'ok')
+            self.connection.finish()
+
+        def finish(self):
+            told.append('finish')
+
+        def on_connection_close(self):
+            told.append('close')  # 5.1's word for "finished before the request was read"
+    _, port = start_server(Early())
+
+    @gen.coroutine
+    def go():
+        stream = yield connect(port)
+        for _ in range(2):
+            yield stream.write(b'GET / HTTP/1.1\r\n\r\n')
+            _, _, body = yield read_response(stream)
+            assert body == b'ok'
+        stream.close()
+    run(io_loop, go)
+    assert told == ['close', 'close']

@@ -298,6 +298,8 @@ class HTTP1ServerProtocol(object):
         else:  # a 1.0 client: the body ends where the connection does
             self._to_send = None
             self._keep_alive = False
+        if asks_to_close(headers.get_list('Connection')):
+            self._keep_alive = False  # the application closes it
         if not self._keep_alive:
             if head.version == 'HTTP/1.1' and 'Connection' not in headers:
                 lines.append('Connection: close')
@@ -316,7 +318,10 @@ class HTTP1ServerProtocol(object):
 
         Raises:
             HTTPOutputError: more than the Content-Length (or any body where none may be).
+            RuntimeError: the response has ended.
         """
+        if self._response_done:
+            raise RuntimeError('the response has ended: nothing more can be sent')
         to_send = self._to_send
         if to_send is _CHUNKED:
             return format_chunk(data) if data else b''  # an empty chunk would end the body
@@ -331,11 +336,15 @@ class HTTP1ServerProtocol(object):
 
         Raises:
             HTTPOutputError: fewer bytes were sent than the Content-Length.
+            RuntimeError: the response has ended already.
         """
+        if self._response_done:
+            raise RuntimeError('the response has ended already')
         to_send = self._to_send
         self._response_done = True
-        if self._state is not REQUEST_DONE:  # the rest of the request will not be read
-            self._keep_alive = False
+        if not (self._state is REQUEST_DONE or
+                (self._state is READING_BODY and not self._remaining)):
+            self._keep_alive = False  # the rest of the request body will not be read
         if to_send is _CHUNKED:
             return LAST_CHUNK
         if to_send:
