@@ -346,7 +346,8 @@ def test_the_differential_test_sees_the_designed_differences():
         b'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nTransfer-Encoding: chunked'
         b'\r\n\r\n0\r\n\r\n',
         b'\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n',
-        b'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1;\x01\r\na\r\n0\r\n\r\n',
+        b'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n'
+        b'1;\x01\r\na\r\n0\r\n\r\n',
     ]
     for data in cases:
         ours, theirs = events_of(data), h11_events_of(data)

@@ -728,11 +728,13 @@ def test_closed_connection_write_fails_quietly(io_loop, start_server):
 @pytest.mark.parametrize('request_bytes, logged', [
     (b'asdf\r\n\r\n', 'Malformed HTTP request line'),
     (b'GET / HTTP/1.0\r\nasdf\r\n\r\n', 'no colon in header line'),
-    (b'POST / HTTP/1.1\r\nContent-Length: foo\r\n\r\nbar', 'Only integer Content-Length is allowed'),
+    (b'POST / HTTP/1.1\r\nContent-Length: foo\r\n\r\nbar',
+     'Only integer Content-Length is allowed'),
     (b'POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
      'Multiple unequal Content-Lengths'),
 ])
-def test_refusals_are_logged_in_5_1_words(io_loop, start_server, caplog, request_bytes, logged):
+def test_refusals_are_logged_in_5_1_words(io_loop, start_server, caplog, request_bytes,
+                                          logged):
     _, port = start_server()
     with caplog.at_level(logging.INFO, logger='tornado.general'):
         data = run(io_loop, lambda: raw_exchange(port, request_bytes))
@@ -932,3 +934,34 @@ def test_response_from_headers_received_keeps_a_bodyless_request_alive(io_loop, 
         stream.close()
     run(io_loop, go)
     assert told == ['close', 'close']
+
+
+def test_close_callback_runs_when_the_client_leaves_before_the_response(io_loop,
+                                                                         start_server):
+    closed = Future()
+
+    def callback(request):  # never answers: a long poll
+        request.connection.set_close_callback(lambda: closed.set_result('told'))
+    server, port = start_server(callback)
+
+    @gen.coroutine
+    def go():
+        stream = yield connect(port)
+        yield stream.write(b'GET /poll HTTP/1.1\r\n\r\n')
+        yield gen.sleep(0.05)
+        stream.close()
+        result = yield closed
+        while server._connections:
+            yield gen.sleep(0.01)
+        raise gen.Return(result)
+    assert run(io_loop, go) == 'told'
+
+
+def test_protocol_argument_names_the_scheme(io_loop, start_server, client):
+    _, port = start_server(protocol='https')
+
+    @gen.coroutine
+    def go():
+        response = yield client.fetch('http://127.0.0.1:%d/' % port)
+        raise gen.Return(json.loads(response.body.decode())['protocol'])
+    assert run(io_loop, go) == 'https'

@@ -18,10 +18,10 @@ import socket
 import sys
 
 from tinytornado import gen
-from tinytornado._http1server import HTTP1ServerProtocol, RequestError
+from tinytornado._http1server import HTTP1ServerProtocol
 from tinytornado.concurrent import Future
 from tinytornado.httputil import (
-    NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, EndOfMessage, HTTPInputError,
+    NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, HTTPInputError,
     HTTPMessageDelegate, HTTPServerConnectionDelegate, HTTPServerRequest, RequestStartLine,
     responses,
 )
