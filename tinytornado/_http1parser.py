@@ -1,5 +1,6 @@
-"""The HTTP/1.1 grammar an HTTP client needs, without state: response heads, header fields,
-chunk-size lines and framing fields checked and split; request heads checked and formatted.
+"""The HTTP/1.1 grammar the client and the server share, without state: response heads,
+header fields, chunk-size lines and framing fields checked and split; request heads checked
+and formatted.
 
 The checks are h11's (the library this module replaced), tightened in a few places: lines
 end in CRLF only, the version is HTTP/1.x, chunk extensions hold no control characters
