@@ -51,6 +51,23 @@ def echo(request):
     respond(request, describe(request))
 
 
+class Delegates(HTTPServerConnectionDelegate):
+    """Serves each request with a new ``delegate_class(request_connection)``."""
+
+    def __init__(self, delegate_class):
+        self.delegate_class = delegate_class
+
+    def start_request(self, server_conn, request_conn):
+        return self.delegate_class(request_conn)
+
+
+class RequestDelegate(HTTPMessageDelegate):
+    """A message delegate that keeps its request's connection, to answer on."""
+
+    def __init__(self, connection):
+        self.connection = connection
+
+
 @pytest.fixture
 def start_server(io_loop):
     """start_server(callback, **options) -> (server, port); servers close after the test."""
@@ -76,10 +93,10 @@ def client(io_loop):
 
 
 @gen.coroutine
-def raw_exchange(port, data, read_until_close=True):
-    """Send `data` on a new connection; the bytes the server sends back until it closes."""
-    stream = IOStream(socket.socket())
-    yield stream.connect(('127.0.0.1', port))
+def raw_exchange(port, data):
+    """Send `data` (bytes, or a list of pieces written one by one) on a new connection;
+    the bytes the server sends back until it closes."""
+    stream = yield connect(port)
     if isinstance(data, bytes):
         data = [data]
     for piece in data:
@@ -362,19 +379,12 @@ def test_100_continue_is_sent_before_the_body_is_read(io_loop, start_server, cli
 
 
 def test_a_response_before_the_body_sends_no_continue_and_closes(io_loop, start_server):
-    class Refuser(HTTPServerConnectionDelegate):
-        def start_request(self, server_conn, request_conn):
-            return RefuseAtHead(request_conn)
-
-    class RefuseAtHead(HTTPMessageDelegate):
-        def __init__(self, connection):
-            self.connection = connection
-
+    class RefuseAtHead(RequestDelegate):
         def headers_received(self, start_line, headers):
             self.connection.write_headers(ResponseStartLine('HTTP/1.1', 413, ''),
                                           HTTPHeaders({'Content-Length': '0'}))
             self.connection.finish()
-    _, port = start_server(Refuser())
+    _, port = start_server(Delegates(RefuseAtHead))
 
     @gen.coroutine
     def go():
@@ -424,14 +434,7 @@ def test_gzip_left_alone_without_decompress_request(io_loop, start_server, clien
 def test_data_received_comes_in_pieces_of_chunk_size_and_waits(io_loop, start_server):
     pieces = []
 
-    class Collector(HTTPServerConnectionDelegate):
-        def start_request(self, server_conn, request_conn):
-            return Collect(request_conn)
-
-    class Collect(HTTPMessageDelegate):
-        def __init__(self, connection):
-            self.connection = connection
-
+    class Collect(RequestDelegate):
         @gen.coroutine
         def data_received(self, chunk):
             pieces.append(chunk)
@@ -441,7 +444,7 @@ def test_data_received_comes_in_pieces_of_chunk_size_and_waits(io_loop, start_se
             self.connection.write_headers(ResponseStartLine('HTTP/1.1', 200, 'OK'),
                                           HTTPHeaders({'Content-Length': '0'}))
             self.connection.finish()
-    _, port = start_server(Collector(), chunk_size=7)
+    _, port = start_server(Delegates(Collect), chunk_size=7)
     data = run(io_loop, lambda: raw_exchange(
         port, b'PUT / HTTP/1.1\r\nConnection: close\r\nContent-Length: 30\r\n\r\n' + b'z' * 30))
     assert data.startswith(b'HTTP/1.1 200')
@@ -551,15 +554,9 @@ def test_body_timeout_closes(io_loop, start_server):
         delegate.on_connection_close = lambda: closed.append(True)
         return delegate
     server.start_request = start_request
-
-    @gen.coroutine
-    def go():
-        stream = yield connect(port)
-        yield stream.write(b'PUT / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc')
-        data = yield stream.read_until_close()
-        assert data == b''
-    run(io_loop, go)
-    assert closed == [True]
+    data = run(io_loop, lambda: raw_exchange(
+        port, b'PUT / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc'))
+    assert data == b'' and closed == [True]
 
 
 # -- hostile clients ---------------------------------------------------------------------
@@ -639,14 +636,10 @@ def test_byte_by_byte_client_is_served(io_loop, start_server):
 def test_client_leaving_mid_request_is_quietly_dropped(io_loop, start_server, caplog):
     told = Future()
 
-    class Watcher(HTTPServerConnectionDelegate):
-        def start_request(self, server_conn, request_conn):
-            return Watch()
-
-    class Watch(HTTPMessageDelegate):
+    class Watch(RequestDelegate):
         def on_connection_close(self):
             told.set_result(None)
-    server, port = start_server(Watcher())
+    server, port = start_server(Delegates(Watch))
 
     @gen.coroutine
     def go():
@@ -744,18 +737,11 @@ def test_refusals_are_logged_in_5_1_words(io_loop, start_server, caplog, request
                logged in message for message in messages), messages
 
 
-class SizedStreaming(HTTPServerConnectionDelegate):
+class SizedRequest(RequestDelegate):
     """Counts body bytes; ?max=N raises the body limit and ?timeout=S sets the body
     timeout, for this request only (as 5.1's handlers do from prepare)."""
 
-    def start_request(self, server_conn, request_conn):
-        return SizedRequest(request_conn)
-
-
-class SizedRequest(HTTPMessageDelegate):
-    def __init__(self, connection):
-        self.connection = connection
-        self.size = 0
+    size = 0
 
     def headers_received(self, start_line, headers):
         query = dict(pair.split('=') for pair in start_line.path.partition('?')[2].split('&')
@@ -777,7 +763,7 @@ class SizedRequest(HTTPMessageDelegate):
 
 
 def test_max_body_size_override_lasts_one_request(io_loop, start_server, caplog):
-    _, port = start_server(SizedStreaming(), max_body_size=4096)
+    _, port = start_server(Delegates(SizedRequest), max_body_size=4096)
 
     @gen.coroutine
     def go():
@@ -795,16 +781,11 @@ def test_max_body_size_override_lasts_one_request(io_loop, start_server, caplog)
 
 
 def test_body_timeout_set_per_request_is_logged(io_loop, start_server, caplog):
-    _, port = start_server(SizedStreaming())
-
-    @gen.coroutine
-    def go():
-        stream = yield connect(port)
-        yield stream.write(b'PUT /?timeout=0.1 HTTP/1.0\r\nContent-Length: 42\r\n\r\n')
-        data = yield stream.read_until_close()
-        assert data == b''
+    _, port = start_server(Delegates(SizedRequest))
     with caplog.at_level(logging.INFO, logger='tornado.general'):
-        run(io_loop, go)
+        data = run(io_loop, lambda: raw_exchange(
+            port, b'PUT /?timeout=0.1 HTTP/1.0\r\nContent-Length: 42\r\n\r\n'))
+    assert data == b''
     assert [r.getMessage() for r in caplog.records] == ['Timeout reading body from 127.0.0.1']
 
 
@@ -904,14 +885,7 @@ def test_legacy_callback_arguments_of_write(io_loop, start_server):
 def test_response_from_headers_received_keeps_a_bodyless_request_alive(io_loop, start_server):
     told = []
 
-    class Early(HTTPServerConnectionDelegate):
-        def start_request(self, server_conn, request_conn):
-            return AnswerAtHead(request_conn)
-
-    class AnswerAtHead(HTTPMessageDelegate):
-        def __init__(self, connection):
-            self.connection = connection
-
+    class AnswerAtHead(RequestDelegate):
         def headers_received(self, start_line, headers):
             self.connection.write_headers(ResponseStartLine('HTTP/1.1', 200, 'OK'),
                                           HTTPHeaders({'Content-Length': '2'}), chunk=b'ok')
@@ -922,7 +896,7 @@ def test_response_from_headers_received_keeps_a_bodyless_request_alive(io_loop, 
 
         def on_connection_close(self):
             told.append('close')  # 5.1's word for "finished before the request was read"
-    _, port = start_server(Early())
+    _, port = start_server(Delegates(AnswerAtHead))
 
     @gen.coroutine
     def go():
