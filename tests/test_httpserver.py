@@ -867,7 +867,7 @@ def test_tls_server(io_loop, start_server):
         http_client.close()
 
 
-def test_legacy_callback_arguments_of_write(io_loop, start_server):
+def test_legacy_callback_arguments_of_write(io_loop, start_server, recwarn):
     called = []
 
     def callback(request):
@@ -880,6 +880,8 @@ def test_legacy_callback_arguments_of_write(io_loop, start_server):
     data = run(io_loop, lambda: raw_exchange(port, b'GET / HTTP/1.1\r\nConnection: close'
                                              b'\r\n\r\n'))
     assert data.endswith(b'\r\n\r\nok') and called == ['head', 'body']
+    assert [str(w.message) for w in recwarn if w.category is DeprecationWarning] == [
+        'callback argument is deprecated, use returned Future instead'] * 2
 
 
 def test_response_from_headers_received_keeps_a_bodyless_request_alive(io_loop, start_server):

@@ -65,7 +65,8 @@ LAYER_ORDER = [
     ('_httpclient_legacy', ['httpclient']),  # re-exported by httpclient, at its end.
     ('simple_httpclient', ['httpclient']),  # 5.1's module of its client, re-exported.
     ('_http1server', ['httputil']),
-    ('httpserver', ['tcpserver', '_http1server']),
+    ('_httpserver_legacy', []),  # write's callback=, which httpserver hands it.
+    ('httpserver', ['tcpserver', '_http1server', '_httpserver_legacy']),
     ('crawler', ['httpclient', 'queues', 'tcpserver']),
     ('testing', ['gen', 'netutil']),
     ('pytest_plugin', ['testing']),

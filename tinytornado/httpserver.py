@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 import socket
 import sys
 
+from tinytornado import _httpserver_legacy as _legacy
 from tinytornado import gen
 from tinytornado._http1server import HTTP1ServerProtocol
 from tinytornado.concurrent import Future
@@ -586,7 +587,7 @@ class HTTP1Connection(object):
     def _write(self, data, callback):
         future = self._pending_write = self.stream.write(data)
         if callback is not None:
-            self.stream.io_loop.add_future(future, lambda future: callback())
+            _legacy.call_when_written(self.stream.io_loop, future, callback)
             return None
         return future
 
