@@ -1,6 +1,7 @@
-"""The HTTP/1.1 grammar the client and the server share, without state: response heads,
-header fields, chunk-size lines and framing fields checked and split; request heads checked
-and formatted.
+"""The HTTP/1.1 grammar the client and the server share: response heads, header fields,
+chunk-size lines and framing fields checked and split; request heads checked and formatted;
+and the readers of a chunked body's chunks, which both protocols mix in (each keeping its
+own state).
 
 The checks are h11's (the library this module replaced), tightened in a few places: lines
 end in CRLF only, the version is HTTP/1.x, chunk extensions hold no control characters
@@ -14,14 +15,15 @@ Text here is the native str, made from the wire's bytes by latin-1 (bytes on 2.7
 """
 from __future__ import absolute_import, division, print_function
 
+import collections
 import re
 
 from tinytornado._compat import latin1_bytes, native_str
 
 __all__ = [
-    'ReceiveBuffer', 'normalize_name', 'split_head', 'split_fields', 'parse_fields', 'chunk_size',
-    'check_framing', 'content_length', 'asks_to_close', 'format_request', 'format_chunk',
-    'LAST_CHUNK',
+    'ReceiveBuffer', 'BodyData', 'ChunkedBodyReader', 'normalize_name', 'split_head',
+    'split_fields', 'parse_fields', 'chunk_size', 'check_framing', 'content_length',
+    'asks_to_close', 'format_request', 'format_chunk', 'LAST_CHUNK',
 ]
 
 # RFC 9110 5.6.2: a token, the form of field names and methods.
@@ -233,6 +235,71 @@ def _checked_field_name(name, colon, line):
         return _field_name(name)
     except ValueError:
         raise ValueError('illegal header line: %r' % (line,))
+
+
+# --- Chunked bodies -------------------------------------------------------------------------
+
+BodyData = collections.namedtuple('BodyData', ['data'])  # the next piece of a body (bytes)
+BodyData.__module__ = 'tinytornado.httputil'  # where it is documented and exported
+
+
+class ChunkedBodyReader(object):
+    """The readers of a chunked body's chunks (RFC 9112 7.1), shared by the client's and
+    the server's protocol: one per thing the next bytes must be (a chunk-size line, chunk
+    data, the CRLF after the data), each returning the next event, as the protocols' other
+    readers do.
+
+    The grammar is read here; each protocol keeps its own states and errors, through these
+    methods of its own (besides `_received`, a ReceiveBuffer, and `_remaining`):
+
+    - `_chunk_started(size)`: a chunk-size line gave `size` (not 0): set `_remaining` and
+      move to reading its data, then read on (`_read_chunk`);
+    - `_last_chunk_started()`: the last chunk-size line came: move to reading the trailers
+      and read them;
+    - `_chunk_data_read()`: the chunk's last byte came: move to reading the CRLF after it;
+    - `_chunk_ended()`: that CRLF came: move to reading a chunk-size line, and read it;
+    - `_wait_for_block(block_name)`, `_check_block_size(end, block_name)`: the answer
+      while a chunk-size line is incomplete, and the check of its size once it is whole,
+      both against max_header_size;
+    - `_need_body_data()`: NEED_DATA, or the error of a body cut short by end of file;
+    - `_malformed_chunked_body(detail)`: the exception to raise for a malformed chunk.
+
+    The moves are calls back into the protocol, not returned values, so that reading a
+    chunk costs the client no more calls than its own readers did (benchmarks/README.md).
+    """
+    __slots__ = ()
+
+    def _read_chunk_size(self):
+        end = self._received.find(b'\r\n')
+        if end < 0:
+            return self._wait_for_block('chunk size line')
+        self._check_block_size(end, 'chunk size line')
+        try:
+            size = chunk_size(self._received.take(end))
+        except ValueError as exc:
+            raise self._malformed_chunked_body(exc)
+        if size:
+            return self._chunk_started(size)
+        return self._last_chunk_started()
+
+    def _read_chunk(self):
+        data = self._received.take(self._remaining)
+        if not data:
+            return self._need_body_data()
+        self._remaining -= len(data)
+        if not self._remaining:
+            self._chunk_data_read()
+        return BodyData(data)
+
+    def _read_chunk_end(self):
+        received = self._received.peek(2)
+        if received != b'\r\n'[:len(received)]:
+            raise self._malformed_chunked_body('chunk data is followed by %r, not CRLF'
+                                               % (received,))
+        if len(received) < 2:
+            return self._need_body_data()
+        self._received.take(2)
+        return self._chunk_ended()
 
 
 def chunk_size(line):

@@ -22,7 +22,7 @@ import re
 
 from tinytornado._compat import latin1_bytes, native_str
 from tinytornado._http1parser import (
-    LAST_CHUNK, ReceiveBuffer, asks_to_close, check_framing, chunk_size, content_length,
+    LAST_CHUNK, ChunkedBodyReader, ReceiveBuffer, asks_to_close, check_framing, content_length,
     format_chunk, parse_fields, split_fields,
 )
 from tinytornado.httputil import (
@@ -65,7 +65,7 @@ class RequestError(HTTPInputError):
         self.code = code
 
 
-class HTTP1ServerProtocol(object):
+class HTTP1ServerProtocol(ChunkedBodyReader):
     """The sans-IO state of one HTTP/1.1 server connection, request after request.
 
     Args:
@@ -185,42 +185,36 @@ class HTTP1ServerProtocol(object):
                                code=None)
         return NEED_DATA
 
-    def _read_chunk_size(self):
-        end = self._block_end(self._received.find(b'\r\n'), 'chunk size line')
-        if end < 0:
-            return self._need_body_data()
-        try:
-            size = chunk_size(self._received.take(end))
-        except ValueError as exc:
-            raise RequestError('malformed chunked request body: %s' % (exc,))
-        if not size:
-            self._state = READING_TRAILERS
-            return self._read_trailers()
+    # _read_chunk_size, _read_chunk and _read_chunk_end are ChunkedBodyReader's; these are
+    # the moves they make, and the limits and errors they meet.
+
+    def _chunk_started(self, size):
         self._body_size += size
         self._check_body_size(self._body_size, 'chunked body too large')
         self._state = READING_CHUNK
         self._remaining = size
         return self._read_chunk()
 
-    def _read_chunk(self):
-        data = self._received.take(self._remaining)
-        if not data:
-            return self._need_body_data()
-        self._remaining -= len(data)
-        if not self._remaining:
-            self._state = READING_CHUNK_END
-        return BodyData(data)
+    def _last_chunk_started(self):
+        self._state = READING_TRAILERS
+        return self._read_trailers()
 
-    def _read_chunk_end(self):
-        received = self._received.peek(2)
-        if received != b'\r\n'[:len(received)]:
-            raise RequestError('malformed chunked request body: chunk data is followed by '
-                               '%r, not CRLF' % (received,))
-        if len(received) < 2:
-            return self._need_body_data()
-        self._received.take(2)
+    def _chunk_data_read(self):
+        self._state = READING_CHUNK_END
+
+    def _chunk_ended(self):
         self._state = READING_CHUNK_SIZE
         return self._read_chunk_size()
+
+    def _wait_for_block(self, block_name):
+        self._block_end(-1, block_name)
+        return self._need_body_data()
+
+    def _check_block_size(self, end, block_name):
+        self._block_end(end, block_name)
+
+    def _malformed_chunked_body(self, detail):
+        return RequestError('malformed chunked request body: %s' % (detail,))
 
     def _read_trailers(self):
         if self._received.peek(2) == b'\r\n':  # no trailers: the usual end

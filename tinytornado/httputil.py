@@ -31,8 +31,9 @@ from six.moves import http_client
 
 from tinytornado._compat import collections_abc, latin1_bytes, native_str, text_type
 from tinytornado._http1parser import (
-    LAST_CHUNK, ReceiveBuffer, asks_to_close, check_framing, chunk_size, content_length,
-    format_chunk, format_request, normalize_name, parse_fields, split_fields, split_head,
+    LAST_CHUNK, BodyData, ChunkedBodyReader, ReceiveBuffer, asks_to_close, check_framing,
+    content_length, format_chunk, format_request, normalize_name, parse_fields, split_fields,
+    split_head,
 )
 from tinytornado._http1state import (
     AWAITING_FINAL_HEAD, AWAITING_REQUEST, AWAITING_RESPONSE, CHUNK_DATA_READ, CHUNK_ENDED,
@@ -204,8 +205,8 @@ _HEAD_FIELDS = ['version', 'code', 'reason', 'headers']
 InformationalResponse = collections.namedtuple('InformationalResponse', _HEAD_FIELDS)
 # The final response's status line and headers: version 'HTTP/1.1', code int, reason str.
 ResponseHead = collections.namedtuple('ResponseHead', _HEAD_FIELDS)
-# A piece of the body (bytes), already stripped of chunked framing.
-BodyData = collections.namedtuple('BodyData', ['data'])
+# BodyData(data): a piece of the body (bytes), already stripped of chunked framing; made
+# by _http1parser's chunk readers too, so defined there.
 # The response ended; trailers is an HTTPHeaders, empty unless the body was chunked.
 EndOfMessage = collections.namedtuple('EndOfMessage', ['trailers'])
 # The peer closed the connection while no response was in progress.
@@ -233,7 +234,7 @@ _BODYLESS_CODES = frozenset([204, 304])
 CHUNKED = 'CHUNKED'
 
 
-class HTTP1ClientProtocol(object):
+class HTTP1ClientProtocol(ChunkedBodyReader):
     """The sans-IO state of one HTTP/1.1 client connection: requests out, response events in.
 
     Drive it from a coroutine that owns the stream::
@@ -488,39 +489,22 @@ class HTTP1ClientProtocol(object):
                                  % (self._body_length - remaining, self._body_length))
         return NEED_DATA
 
-    def _read_chunk_size(self):
-        end = self._received.find(b'\r\n')
-        if end < 0:
-            return self._wait_for_block('chunk size line')
-        self._check_block_size(end, 'chunk size line')
-        try:
-            size = chunk_size(self._received.take(end))
-        except ValueError as exc:
-            raise HTTPInputError('malformed response body: %s' % (exc,))
-        if size:
-            self._state = TRANSITIONS[self._state][CHUNK_STARTED]
-            self._remaining = size
-            return self._read_chunk()
+    # _read_chunk_size, _read_chunk and _read_chunk_end are ChunkedBodyReader's; these are
+    # the moves they make through the table.
+
+    def _chunk_started(self, size):
+        self._state = TRANSITIONS[self._state][CHUNK_STARTED]
+        self._remaining = size
+        return self._read_chunk()
+
+    def _last_chunk_started(self):
         self._state = TRANSITIONS[self._state][LAST_CHUNK_STARTED]
         return self._read_trailers()
 
-    def _read_chunk(self):
-        data = self._received.take(self._remaining)
-        if not data:
-            return self._wait_for_chunked_body()
-        self._remaining -= len(data)
-        if not self._remaining:
-            self._state = TRANSITIONS[self._state][CHUNK_DATA_READ]
-        return BodyData(data)
+    def _chunk_data_read(self):
+        self._state = TRANSITIONS[self._state][CHUNK_DATA_READ]
 
-    def _read_chunk_end(self):
-        received = self._received.peek(2)
-        if received != b'\r\n'[:len(received)]:
-            raise HTTPInputError('malformed response body: chunk data is followed by %r, '
-                                 'not CRLF' % (received,))
-        if len(received) < 2:
-            return self._wait_for_chunked_body()
-        self._received.take(2)
+    def _chunk_ended(self):
         self._state = TRANSITIONS[self._state][CHUNK_ENDED]
         return self._read_chunk_size()
 
@@ -568,7 +552,7 @@ class HTTP1ClientProtocol(object):
             raise HTTPInputError('%s of more than %d bytes is larger than max_header_size '
                                  '(%d bytes)' % (block_name, size - 1, self.max_header_size))
         if self._state is READING_CHUNK_SIZE or self._state is READING_TRAILERS:
-            return self._wait_for_chunked_body()
+            return self._need_body_data()
         if self._eof:
             if size == 0 and self._state is AWAITING_RESPONSE:
                 raise NoResponseError('connection closed before the response began')
@@ -579,11 +563,14 @@ class HTTP1ClientProtocol(object):
                                  'with %r, not HTTP/' % (received,))
         return NEED_DATA
 
-    def _wait_for_chunked_body(self):
+    def _need_body_data(self):
         if self._eof:
             raise HTTPInputError('connection closed in the middle of the response body '
                                  '(incomplete chunked read)')
         return NEED_DATA
+
+    def _malformed_chunked_body(self, detail):
+        return HTTPInputError('malformed response body: %s' % (detail,))
 
     def _take_block(self, end, block_name):
         """The head or trailer block of `end` bytes, now parsed, as native text without the
