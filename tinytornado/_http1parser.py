@@ -258,14 +258,17 @@ class ChunkedBodyReader(object):
       and read them;
     - `_chunk_data_read()`: the chunk's last byte came: move to reading the CRLF after it;
     - `_chunk_ended()`: that CRLF came: move to reading a chunk-size line, and read it;
-    - `_wait_for_block(block_name)`, `_check_block_size(end, block_name)`: the answer
-      while a chunk-size line is incomplete, and the check of its size once it is whole,
-      both against max_header_size;
+    - `_wait_for_block(block_name)`: the answer while a chunk-size line is incomplete
+      (an error if it is already larger than `max_header_size`, NEED_DATA or the error of
+      end of file if not);
+    - `_block_too_large(end, block_name)`: the exception to raise for a whole chunk-size
+      line of `end` bytes, larger than `max_header_size`;
     - `_need_body_data()`: NEED_DATA, or the error of a body cut short by end of file;
     - `_malformed_chunked_body(detail)`: the exception to raise for a malformed chunk.
 
-    The moves are calls back into the protocol, not returned values, so that reading a
-    chunk costs the client no more calls than its own readers did (benchmarks/README.md).
+    The moves are calls back into the protocol that read on, and the size limit is checked
+    here, so that reading a chunk costs the client no more calls than its own readers did
+    (benchmarks/README.md).
     """
     __slots__ = ()
 
@@ -273,7 +276,8 @@ class ChunkedBodyReader(object):
         end = self._received.find(b'\r\n')
         if end < 0:
             return self._wait_for_block('chunk size line')
-        self._check_block_size(end, 'chunk size line')
+        if end > self.max_header_size:
+            raise self._block_too_large(end, 'chunk size line')
         try:
             size = chunk_size(self._received.take(end))
         except ValueError as exc:

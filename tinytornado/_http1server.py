@@ -210,8 +210,6 @@ class HTTP1ServerProtocol(ChunkedBodyReader):
         self._block_end(-1, block_name)
         return self._need_body_data()
 
-    def _check_block_size(self, end, block_name):
-        self._block_end(end, block_name)
 
     def _malformed_chunked_body(self, detail):
         return RequestError('malformed chunked request body: %s' % (detail,))
@@ -240,9 +238,12 @@ class HTTP1ServerProtocol(ChunkedBodyReader):
         max_header_size, however its bytes were split."""
         limit = self.max_header_size
         if end > limit or (end < 0 and len(self._received) > limit):
-            raise RequestError('%s larger than max_header_size (%d bytes)'
-                               % (block_name, limit), code=code)
+            raise self._block_too_large(end, block_name, code)
         return end
+
+    def _block_too_large(self, end, block_name, code=400):
+        return RequestError('%s larger than max_header_size (%d bytes)'
+                            % (block_name, self.max_header_size), code=code)
 
     def _end_request(self, trailers=None):
         self._state = REQUEST_DONE

@@ -575,15 +575,15 @@ class HTTP1ClientProtocol(ChunkedBodyReader):
     def _take_block(self, end, block_name):
         """The head or trailer block of `end` bytes, now parsed, as native text without the
         blank line that ends it."""
-        self._check_block_size(end, block_name)
+        if end > self.max_header_size:
+            raise self._block_too_large(end, block_name)
         return native_str(self._received.take(end)[:-4])
 
-    def _check_block_size(self, end, block_name):
-        # What _wait_for_block refuses of a block still incomplete, refused here once it
-        # is whole, so that the limit does not depend on how the bytes were split.
-        if end > self.max_header_size:
-            raise HTTPInputError('%s of %d bytes is larger than max_header_size (%d bytes)'
-                                 % (block_name, end, self.max_header_size))
+    def _block_too_large(self, end, block_name):
+        # What _wait_for_block refuses of a block still incomplete, refused once it is
+        # whole, so that the limit does not depend on how the bytes were split.
+        return HTTPInputError('%s of %d bytes is larger than max_header_size (%d bytes)'
+                              % (block_name, end, self.max_header_size))
 
     def _headers(self, lines, block_name):
         if len(lines) > self.max_header_lines:
