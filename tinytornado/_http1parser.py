@@ -250,7 +250,8 @@ class ChunkedBodyReader(object):
     readers do.
 
     The grammar is read here; each protocol keeps its own states and errors, through these
-    methods of its own (besides `_received`, a ReceiveBuffer, and `_remaining`):
+    methods of its own (besides `_received`, a ReceiveBuffer, `_remaining` and
+    `max_header_size`):
 
     - `_chunk_started(size)`: a chunk-size line gave `size` (not 0): set `_remaining` and
       move to reading its data, then read on (`_read_chunk`);

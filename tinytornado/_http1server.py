@@ -210,7 +210,6 @@ class HTTP1ServerProtocol(ChunkedBodyReader):
         self._block_end(-1, block_name)
         return self._need_body_data()
 
-
     def _malformed_chunked_body(self, detail):
         return RequestError('malformed chunked request body: %s' % (detail,))
 
@@ -242,6 +241,7 @@ class HTTP1ServerProtocol(ChunkedBodyReader):
         return end
 
     def _block_too_large(self, end, block_name, code=400):
+        # `end` goes unused: the server's message names only the limit.
         return RequestError('%s larger than max_header_size (%d bytes)'
                             % (block_name, self.max_header_size), code=code)
 
