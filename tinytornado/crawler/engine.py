@@ -30,6 +30,8 @@ from __future__ import absolute_import, division, print_function
 import collections
 import sys
 
+import six
+
 from tinytornado import gen
 from tinytornado._compat import raise_exc_info
 from tinytornado.concurrent import Future
@@ -37,12 +39,16 @@ from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
 from tinytornado.log import app_log
 
-from .crawloptions import DEFAULT_OPTIONS, JOURNALED_OPTIONS, OptionValues, crawler_options
+from .configuration import configure
+from .crawloptions import (DEFAULT_OPTIONS, JOURNALED_OPTIONS, FileRefused,
+                           check_crawler_options)
 from .extractors import Admission, Extractors, HtmlLinks, RedirectTarget, SitemapEntries
 from .fetch import Fetcher, describe_exception
 from .hostpolicy import PUT_BACK, Refused
 from .journal import as_journaled
-from .outputs import (ArchiveOutput, CallbackOutput, JsonLinesOutput, StatisticsOutput)
+from .output import STDOUT, STDOUT_NAME, open_output
+from .outputs import (ArchiveOutput, CallbackOutput, JsonLinesOutput, OutputError,
+                      StatisticsOutput)
 from .scope import Scope
 from .sitemaps import ROBOTS_DEPTH, is_sitemap_depth, sitemap_sources
 from .stats import CrawlStatistics, FetchStatistic
@@ -62,7 +68,9 @@ _LEASES_LOST = 'LeaseExpired: handed out %d times, never finished'
 
 class Crawler(object):
     """Crawl every page reachable from `roots` in scope; crawloptions.OPTIONS tells the
-    options (`options`, once taken: an `OptionValues`).
+    options (`options`, once resolved: an `OptionValues`). Instead of roots and options,
+    a `configuration.Configuration` resolved beforehand may be given (the command line
+    does: `configuration.resolve` waits for a shared crawl's options).
 
     ::
 
@@ -73,13 +81,16 @@ class Crawler(object):
     in SQLite with `state`, or a `workstore.SharedWorkStore` that several processes crawl
     together.
 
-    With a journal (`state`) and an `output`, a URL's line is written once the journal
-    has the URL as finished: after a kill, the output may lack the last URL's line and
-    end in a torn line, never the other way round. To resume, open the output with
-    `tinytornado.crawler.output.open_output`, which mends it from the journal; the
-    output then holds exactly one line per finished URL, at every instant after::
+    `output` is a path ('-': standard output), or a text stream its caller closes. The
+    crawl opens a path
+    itself, once its store has accepted the crawl (a crawl refused leaves the file as
+    it was), and closes it at its end. With a journal (`state`), a URL's line is written
+    once the journal has the URL as finished: after a kill, the output may lack the last
+    URL's line and end in a torn line, never the other way round. A resumed crawl mends
+    the file at `output` from its journal first (`output.open_output`): it then holds
+    exactly one line per finished URL, at every instant after::
 
-        Crawler([], state=state, resume=True, output=open_output(path, state))
+        Crawler([], state=state, resume=True, output=path)
 
     A resumed crawl takes its roots and the options that shape it (scope, politeness,
     tries) back from the journal: give them again or not, but the same; the others
@@ -101,12 +112,18 @@ class Crawler(object):
         TypeError: an unknown option.
     """
 
-    def __init__(self, roots, store=None, **given):
-        self.options = options = OptionValues(crawler_options(given))
+    def __init__(self, roots=None, store=None, configuration=None, **given):
+        if configuration is None:
+            check_crawler_options(given)
+            configuration = configure(given, roots or ())
+        elif roots is not None or given:
+            raise TypeError('Crawler takes a configuration, or roots and options: not both')
+        self.options = options = configuration.options
         self.io_loop = IOLoop.current()
-        self.store = store if store is not None else open_work_store(options, WorkItem)
+        self.store = (store if store is not None
+                      else open_work_store(configuration, WorkItem))
         # The store's contract (storecontract.py): open it, start it, use it.
-        self.roots = self.store.open(roots, given, options)  # may take options back
+        self.roots = self.store.open(configuration.roots, options)
         self.policy = self.store.policy
         self.scope = Scope(self.roots, strict=options.strict, include=options.include,
                            exclude=options.exclude)
@@ -125,10 +142,10 @@ class Crawler(object):
         self._stopped = Future()
         self._stopping = False
         self._failure = None  # exc_info of an error that ended the crawl
-        # Last: a crawl refused above must not have emptied the WARC file.
+        # Last: a crawl refused above must not have emptied the WARC file, nor the output.
         self.archive = open_archive(options.warc, options.user_agent, options.obey_robots,
                                     options.resume)
-        self.outputs = self._outputs()
+        self.outputs = self._outputs(self._open_output())
 
     @property
     def frontier(self):
@@ -140,13 +157,34 @@ class Crawler(object):
         """The SQLite store's `journal.Journal`, or None."""
         return self.store.journal
 
-    def _outputs(self):
-        """The crawl's outputs in order (see outputs.py); the journal is not one of them:
-        the store writes it first, with the URLs a finished one queued."""
+    def _open_output(self):
+        """The JsonLinesOutput of `output`, or None. A path is opened here, a resumed
+        crawl's mended from its journal first."""
+        output = self.options.output
+        if output is None or not isinstance(output, six.string_types):
+            return None if output is None else JsonLinesOutput(output)
+        journal = self.store.journal
+        try:
+            stream = open_output(output, journal if journal is not None and
+                                 not journal.is_empty() else None,
+                                 shared=self.options.redis is not None)
+        except (ValueError, IOError, OSError) as e:  # the crawl is refused: free it all
+            self.store.close()
+            if self.archive is not None:
+                self.archive.close()
+            raise FileRefused('output', output, e)
+        if output == STDOUT:
+            return JsonLinesOutput(stream, STDOUT_NAME, owned=True)
+        return JsonLinesOutput(stream, output, 'output', owned=True)
+
+    def _outputs(self, lines):
+        """The crawl's outputs in order (see outputs.py): `lines` (the JSON lines, or
+        None) first; the journal is not one of them: the store writes it first, with the
+        URLs a finished one queued."""
         options = self.options
         outputs = [StatisticsOutput(self.statistics)]
-        if options.output is not None:
-            outputs.insert(0, JsonLinesOutput(options.output))
+        if lines is not None:
+            outputs.insert(0, lines)
         if options.on_statistic is not None:
             outputs.append(CallbackOutput(options.on_statistic))
         outputs.extend(options.outputs)
@@ -224,8 +262,14 @@ class Crawler(object):
         self.statistics.finish(todo, self._stopping)
         if self._own_client and self.http_client is not None:
             self.http_client.close()
-        for output in self.outputs:
-            output.close()
+        failure = None
+        for output in self.outputs:  # each is closed, whichever fails
+            try:
+                output.close()
+            except OutputError:
+                failure = failure or sys.exc_info()
+        if failure is not None:
+            raise_exc_info(failure)
 
     @gen.coroutine
     def _work(self):

@@ -3,8 +3,9 @@
 A store is made (workstore.py: in memory, journaled in SQLite, or shared in Redis), then
 used in one order:
 
-1. ``open(roots, given, options)`` -> the crawl's roots, normalised (a store that keeps a
-   crawl may take them, and the options that shape the crawl, back: set on `options`).
+1. ``open(roots, options)`` -> the crawl's roots, normalised (`options`, an
+   `OptionValues`, and the roots were resolved before: a kept crawl's were taken back by
+   `configuration.resolve`, which opened the journal or Redis client the store uses).
    It makes the store's `seen_urls`, `policy` (a `hostpolicy.HostPolicy` of the options)
    and `hosts` (what the policy pauses and slows).
 2. ``start(meta, first_items, report)`` -> Future of the statistics (`FetchStatistic`) of
@@ -58,7 +59,7 @@ class WorkStore(object):
     journal = None  # a journaled store's `journal.Journal`
 
     @abc.abstractmethod
-    def open(self, roots, given, options):
+    def open(self, roots, options):
         """The crawl's roots; makes `seen_urls`, `policy` and `hosts`."""
 
     @abc.abstractmethod
