@@ -134,10 +134,6 @@ def main(argv=None):
     # Before anything that may wait for Redis: its client logs an outage.
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format='%(levelname)s %(name)s: %(message)s')
-    if args.workers:
-        files = dict((name, getattr(args, name)) for name in PER_WORKER_FILES)
-        return run_workers(worker_commands(sys.argv[1:] if argv is None else argv,
-                                           args.workers, files))
     configuration = _resolve(parser, argv, args)
     options = configuration.options
     try:
@@ -145,6 +141,11 @@ def main(argv=None):
     except UsageError as e:
         configuration.close()
         _usage_error(parser, str(e))
+    if options.workers:  # resolved here too: a mistake is said once, not by each worker
+        configuration.close()
+        files = dict((name, getattr(args, name)) for name in PER_WORKER_FILES)
+        return run_workers(worker_commands(sys.argv[1:] if argv is None else argv,
+                                           args.workers, files))
     if options.collect or options.status:
         try:
             return run_view(configuration, lambda text: _say(parser, text))

@@ -82,9 +82,9 @@ class Crawler(object):
     together.
 
     `output` is a path ('-': standard output), or a text stream its caller closes. The
-    crawl opens a path
-    itself, once its store has accepted the crawl (a crawl refused leaves the file as
-    it was), and closes it at its end. With a journal (`state`), a URL's line is written
+    crawl opens a path itself, once its store has accepted the crawl (a crawl refused
+    leaves the file as it was), and closes it at its end. With a journal (`state`), a
+    URL's line is written
     once the journal has the URL as finished: after a kill, the output may lack the last
     URL's line and end in a torn line, never the other way round. A resumed crawl mends
     the file at `output` from its journal first (`output.open_output`): it then holds
@@ -93,8 +93,9 @@ class Crawler(object):
         Crawler([], state=state, resume=True, output=path)
 
     A resumed crawl takes its roots and the options that shape it (scope, politeness,
-    tries) back from the journal: give them again or not, but the same; the others
-    (`max_tasks`, timeouts, `hashed_seen`, where results go) may change.
+    tries) back from the journal (`configuration.configure`): give them again or not, but
+    the same; the others (`max_tasks`, timeouts, `hashed_seen`, where results go) may
+    change, and the files the command line wrote are written again unless given others.
 
     Polite by default: at most `max_per_host` (2) requests in flight to one host, and
     between two requests to it a delay adapted to its latency by AutoThrottle's rule
@@ -106,10 +107,12 @@ class Crawler(object):
     as fast as `max_tasks` allows.
 
     Raises:
-        ValueError: a root is not an http(s) URL, an option is invalid, `state`
-            holds a crawl and `resume` is not set, or roots or options given to a resume
-            contradict the journal's.
-        TypeError: an unknown option.
+        ValueError: a root is not an http(s) URL, an option is invalid (out of its range,
+            without one it requires, with one it excludes: a
+            `crawloptions.ConfigurationError`), `state` holds a crawl and `resume` is
+            not set, roots or options given to a resume contradict the journal's, or
+            the `output` file cannot be written.
+        TypeError: an unknown option; a configuration given with roots or options.
     """
 
     def __init__(self, roots=None, store=None, configuration=None, **given):
