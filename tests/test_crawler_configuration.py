@@ -12,15 +12,15 @@ import json
 
 import pytest
 
-from tinytornado.crawler import __main__ as command_line
-from tinytornado.crawler.__main__ import EXIT_USAGE, main
+from tinytornado.crawler.application import cli as command_line
+from tinytornado.crawler.application.cli import EXIT_USAGE, main
+from tinytornado.crawler.application.usage import COMMAND_LINE
 from tinytornado.crawler.configuration import configure
 from tinytornado.crawler.crawloptions import JOURNALED_OPTIONS, ConfigurationError
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.engine import Crawler
 from tinytornado.crawler.journal import Journal, as_journaled
 from tinytornado.crawler.redisclient import RedisClient
-from tinytornado.crawler.usage import COMMAND_LINE
 from tinytornado.crawler.workstore import SHARED_META_OPTIONS
 
 from crawler_sites import UNTHROTTLED, UNTHROTTLED_ARGS

@@ -42,20 +42,20 @@ from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
 
 from .collect import EXIT_NO_REDIS, run_interruptibly, run_view
-from .configuration import resolve
-from .crawloptions import (COMMAND_LINE_JOURNALED, OPTIONS, RESUMED_PATHS, ConfigurationError,
-                           OptionValues, add_arguments, option_mistake)
-from .demo import start_demo_server
-from .demosite import Site
-from .engine import Crawler
-from .external import ExternalLinks, check_external, external_link_lines
+from ..configuration import resolve
+from ..crawloptions import (COMMAND_LINE_JOURNALED, OPTIONS, RESUMED_PATHS,
+                            ConfigurationError, OptionValues, add_arguments, option_mistake)
+from ..demo.server import start_demo_server
+from ..demo.website import Site
+from ..engine import Crawler
+from ..external import ExternalLinks, check_external, external_link_lines
 from .linkcheck import (LinkChecker, broken_link_lines, malformed_link_lines,
                         sitemap_error_lines, unchecked_link_lines)
-from .outputs import CallbackOutput, OutputError
-from .redisclient import ConnectionError as RedisConnectionError
+from ..outputs import CallbackOutput, OutputError
+from ..redisclient import ConnectionError as RedisConnectionError
 from .progress import ProgressLine
 from .report import CrawlReport
-from .stats import failure_cause, url_report_line
+from ..stats import failure_cause, url_report_line
 from .usage import (COMMAND_LINE, STDOUT, UsageError, check_arguments, check_combinations,
                     check_files, option_names)
 from .workers import PER_WORKER_FILES, run_workers, worker_commands

@@ -14,9 +14,9 @@ from __future__ import absolute_import, division, print_function
 import os
 import re
 
-from .crawloptions import FILE_OPTIONS, OPTIONS, BOOL, REGEXES, Naming
-from .output import STDOUT
-from .urls import normalize_url
+from ..crawloptions import FILE_OPTIONS, OPTIONS, BOOL, REGEXES, Naming
+from ..output import STDOUT
+from ..urls import normalize_url
 
 __all__ = ['UsageError', 'CommandLineNaming', 'COMMAND_LINE', 'check_arguments',
            'check_files', 'check_combinations', 'option_name', 'option_names',
