@@ -15,7 +15,7 @@ which a test keeps current).
 
 A mistake in the options is a `ConfigurationError`, a ValueError whose message names the
 options as the Python API does; `describe(naming)` names them as another caller does (the
-command line's `usage.CommandLineNaming`: flags), so both say the same thing.
+command line's `application.usage.CommandLineNaming`: flags), so both say the same thing.
 
 The command line's help of an option with a default ends with it, as ``(default N)``.
 """
@@ -318,7 +318,7 @@ class OptionValues(object):
 
 class Naming(object):
     """How a message names an option: as the Python API does (this class); the command
-    line's (`usage.CommandLineNaming`) uses its flags."""
+    line's (`application.usage.CommandLineNaming`) uses its flags."""
 
     def option(self, name):
         """The option itself: 'crawl_id' ('--crawl-id')."""
