@@ -2,13 +2,15 @@
 excludes say the same from the Python API and the command line (exit 2); a journal's or
 a Redis crawl's configuration is taken back the same by a crawl, ``--collect`` and
 ``--status``, through `configuration.resolve`, each process opening one Redis client (as
-a real redis-server counts the connections); `Crawler(output=PATH)` opens its file and
-closes it.
+a real redis-server counts the connections), a collect stopped while that waits for
+Redis saying so as a collect does; `Crawler(output=PATH)` opens its file and closes it.
 """
 from __future__ import absolute_import, division, print_function
 
 import io
 import json
+import signal
+import subprocess
 
 import pytest
 
@@ -24,6 +26,7 @@ from tinytornado.crawler.redisclient import RedisClient
 from tinytornado.crawler.workstore import SHARED_META_OPTIONS
 
 from crawler_sites import UNTHROTTLED, UNTHROTTLED_ARGS
+from test_crawler_cli import child
 
 ROOT = 'http://example.com/'
 NOWHERE = 'redis://127.0.0.1:1/0'  # never connected to: each mistake comes first
@@ -183,3 +186,22 @@ def test_a_crawler_refused_leaves_its_output_file_alone(io_loop, tmpdir):
         Crawler([ROOT], output=str(tmpdir.join('no', 'such', 'dir.jsonl')))
     assert str(raised.value).startswith('output %s: ' % tmpdir.join('no', 'such', 'dir.jsonl'))
     assert raised.value.describe(COMMAND_LINE).startswith('--output ')
+
+
+def test_a_collect_stopped_while_its_configuration_waits_for_redis(tmpdir):
+    # SIGTERM while resolve waits for a Redis that is down: said as a collect of nothing.
+    path = str(tmpdir.join('all.jsonl'))
+    process = child(['-m', 'tinytornado.crawler', '--redis', NOWHERE, '--crawl-id', 'c',
+                     '--collect', path], stderr=subprocess.PIPE)
+    try:
+        first = process.stderr.readline().decode('utf-8')
+        assert 'unreachable' in first, first  # the client waits, saying so
+        process.send_signal(signal.SIGTERM)
+        rest = process.stderr.read().decode('utf-8')
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+    assert process.returncode == 130
+    assert rest == ('tinycrawl: --collect %s: interrupted after 0 lines appended; run it '
+                    'again to go on\n' % path)

@@ -41,7 +41,7 @@ from tinytornado import gen, httputil
 from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
 
-from .collect import EXIT_NO_REDIS, run_interruptibly, run_view
+from .collect import EXIT_NO_REDIS, collect_interrupted, run_interruptibly, run_view
 from ..configuration import resolve
 from ..crawloptions import (COMMAND_LINE_JOURNALED, OPTIONS, RESUMED_PATHS,
                             ConfigurationError, OptionValues, add_arguments, option_mistake)
@@ -171,6 +171,9 @@ def _resolve(parser, argv, args):
     except RedisConnectionError as e:
         parser.exit(EXIT_NO_REDIS, '%s: error: %s: %s\n' % (parser.prog, args.redis, e))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM while waiting: nothing to report or undo
+        if args.collect:  # said as once collecting: a collect of nothing yet
+            parser.exit(EXIT_INTERRUPTED, '%s: %s\n' % (
+                parser.prog, collect_interrupted(args.collect, 0)))
         parser.exit(EXIT_INTERRUPTED, '%s: interrupted while waiting for crawl %s in --redis '
                     '%s\n' % (parser.prog, args.crawl_id, args.redis))
 

@@ -37,7 +37,8 @@ from ..redisclient import ConnectionError
 from ..redisstore import RedisWorkStore
 from .usage import UsageError
 
-__all__ = ['Collector', 'CollectError', 'position_path', 'status_lines', 'run_view', 'run_interruptibly', 'POLL_INTERVAL', 'EXIT_NO_REDIS',
+__all__ = ['Collector', 'CollectError', 'position_path', 'status_lines', 'run_view',
+           'collect_interrupted', 'run_interruptibly', 'POLL_INTERVAL', 'EXIT_NO_REDIS',
            'EXIT_NO_CRAWL', 'EXIT_INTERRUPTED']
 
 POLL_INTERVAL = 0.5  # seconds between two looks at a running crawl's new results
@@ -213,12 +214,17 @@ def run_view(configuration, say):
         return EXIT_NO_REDIS
     except KeyboardInterrupt:
         if collector is not None:
-            say('--collect %s: interrupted after %d lines appended; run it again to go on'
-                % (args.collect, collector.written))
+            say(collect_interrupted(args.collect, collector.written))
         return EXIT_INTERRUPTED
     finally:
         client.close()
     return 0
+
+
+def collect_interrupted(path, written):
+    """The line of a --collect into `path` interrupted after `written` lines."""
+    return ('--collect %s: interrupted after %d lines appended; run it again to go on'
+            % (path, written))
 
 
 def run_interruptibly(function):
