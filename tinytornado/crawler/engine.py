@@ -38,7 +38,7 @@ from tinytornado.ioloop import IOLoop
 from tinytornado.log import app_log
 
 from .crawloptions import DEFAULT_OPTIONS, JOURNALED_OPTIONS, OptionValues, crawler_options
-from .extractors import Admission, Extractors, HtmlLinks, RedirectTarget, SitemapEntries
+from .extractors import Admission, Extractors, checked_extractors, default_extractors
 from .fetch import Fetcher, describe_exception
 from .hostpolicy import PUT_BACK, Refused
 from .journal import as_journaled
@@ -94,14 +94,24 @@ class Crawler(object):
     `max_rate` requests per second (5). ``max_per_host=None, delay=0, max_rate=0`` crawl
     as fast as `max_tasks` allows.
 
+    What a response leads to is told by `extractors` (extractors.py tells how to write
+    one): the first that wants a response reads it. By default
+    ``extractors.default_extractors(frames)``: redirects, sitemaps and HTML pages; a list
+    given replaces them (add yours to ``default_extractors()`` to keep them).
+
     Raises:
         ValueError: a root is not an http(s) URL, an option is invalid, `state`
-            holds a crawl and `resume` is not set, or roots or options given to a resume
-            contradict the journal's.
-        TypeError: an unknown option.
+            holds a crawl and `resume` is not set, roots or options given to a resume
+            contradict the journal's, or `frames` is given with `extractors`.
+        TypeError: an unknown option, or an extractor without its methods.
     """
 
-    def __init__(self, roots, store=None, **given):
+    def __init__(self, roots, store=None, extractors=None, **given):
+        if extractors is not None:  # checked before a store is opened, as options are
+            if 'frames' in given:
+                raise ValueError('frames chooses the default extractors: with extractors, '
+                                 'give HtmlLinks(frames=True) among them instead')
+            extractors = checked_extractors(extractors)
         self.options = options = OptionValues(crawler_options(given))
         self.io_loop = IOLoop.current()
         self.store = store if store is not None else open_work_store(options, WorkItem)
@@ -115,10 +125,10 @@ class Crawler(object):
         self.done = self.statistics.done
         admission = Admission(self.seen_urls, self.scope, self._admit, options.max_redirect,
                               options.on_links, options.on_written_links,
-                              options.on_external_links)
-        self.extractors = Extractors([
-            RedirectTarget(admission), SitemapEntries(admission),
-            HtmlLinks(admission, options.frames, options.max_depth)])
+                              options.on_external_links, options.max_depth)
+        if extractors is None:  # frames may come from a resumed crawl's journal
+            extractors = default_extractors(options.frames)
+        self.extractors = Extractors(extractors, admission)
         self.http_client = options.http_client
         self._own_client = self.http_client is None
         self.fetcher = None  # made by crawl(), with the client
