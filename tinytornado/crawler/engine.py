@@ -40,7 +40,7 @@ from tinytornado.log import app_log
 from .crawloptions import DEFAULT_OPTIONS, JOURNALED_OPTIONS, OptionValues, crawler_options
 from .extractors import Admission, Extractors, checked_extractors, default_extractors
 from .fetch import Fetcher, describe_exception
-from .hostpolicy import PUT_BACK, Refused
+from .hostpolicy import PutBack, Refused
 from .journal import as_journaled
 from .outputs import (ArchiveOutput, CallbackOutput, JsonLinesOutput, StatisticsOutput)
 from .scope import Scope
@@ -54,6 +54,11 @@ __all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
 # One unit of work: `depth` counts links followed from a root (a redirect keeps it);
 # `max_redirect` is the redirect budget left; `tries` the tries made before this one.
 WorkItem = collections.namedtuple('WorkItem', 'url host depth max_redirect tries')
+
+# A try's end, besides a FetchStatistic (its URL finished): the item went back to the store
+# (for another try, for its host's turn, or dropped once the crawl stops); `stored` is the
+# store's Future of that.
+GivenBack = collections.namedtuple('GivenBack', 'stored')
 
 # The failure of a URL whose hand-outs all ended with its lease expired (a shared store
 # counts each as a try): it killed or hung every worker it went to, and is not tried again.
@@ -298,8 +303,8 @@ class Crawler(object):
         except Exception as e:  # whatever went wrong belongs to this URL's statistic
             app_log.debug('crawling %s failed', item.url, exc_info=True)
             outcome = self._statistic(item, started, exception=describe_exception(e))
-        if outcome.__class__ is Future:
-            yield outcome  # the item given back to the store
+        if isinstance(outcome, GivenBack):
+            yield outcome.stored
         else:
             # The store records the URL first (a journal, a shared crawl's stream), then
             # the outputs: see _record.
@@ -316,10 +321,15 @@ class Crawler(object):
             self._record(statistic)
 
     def _settle(self, item, fetched, started, new_items):
-        """The statistic of a try, or the Future of the item given back to the store."""
-        if fetched is PUT_BACK:
-            return self.store.put_back(item)
-        if fetched.__class__ is Refused:
+        """The end of a try: its FetchStatistic, or a GivenBack.
+
+        `fetched` is what the policy or the request answered: a `hostpolicy.PutBack` (no
+        try), a `hostpolicy.Refused` (none made, or robots.txt says no), or an answer to
+        settle (`fetch.Fetched`, or the policy's `hostpolicy.Failure`, alike).
+        """
+        if isinstance(fetched, PutBack):
+            return GivenBack(self.store.put_back(item))
+        if isinstance(fetched, Refused):
             return self._statistic(item, started, exception=fetched.exception,
                                    tried=fetched.tried)
         if fetched.transient:
@@ -334,7 +344,7 @@ class Crawler(object):
 
     def _retry(self, item, fetched):
         """Count the failure (of the URL, and of its host if it says the host is in
-        trouble); the Future of its retry, after its back-off, or None if it fails for
+        trouble); the GivenBack of its retry, after its back-off, or None if it fails for
         good."""
         pause, given_up = self.policy.failed(item, fetched)  # the store fails its others
         if given_up or item.tries + 1 >= self.options.max_tries:
@@ -342,8 +352,8 @@ class Crawler(object):
         # Once stopped, the item is dropped like those in flight, not finished as failed:
         # a journal keeps it queued, with this try counted.
         if self._stopping:
-            return self.store.abandon(item)
-        return self.store.retry(item, pause)
+            return GivenBack(self.store.abandon(item))
+        return GivenBack(self.store.retry(item, pause))
 
     def _outcome(self, item, fetched, started, new_items):
         """The statistic of a finished try; collects what it links or redirects to."""
