@@ -49,7 +49,7 @@ from .stats import CrawlStatistics, FetchStatistic
 from .warc import open_archive
 from .workstore import host_key, open_work_store
 
-__all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
+__all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem', 'GivenBack']
 
 # One unit of work: `depth` counts links followed from a root (a redirect keeps it);
 # `max_redirect` is the redirect budget left; `tries` the tries made before this one.
