@@ -11,7 +11,8 @@ others with ``--redis URL --crawl-id NAME --workers N`` (a new crawl name per ru
 rate is the URLs its --summary files count, which must be the site's whole crawl, divided
 by the wall time from starting the command to its exit, Python's start-up included (the
 same for every column). The table shows the median of the rounds, runs interleaved so
-that a slow moment of the machine falls on every column alike.
+that a slow moment of the machine falls on every column alike, and redis-server's CPU per
+URL crawled (its median CPU seconds over the site's URLs).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -71,8 +72,8 @@ def children_cpu_seconds():
 
 
 def run_once(server, redis, mode, max_tasks, work_dir, run_number):
-    """(pages/s, the crawl processes' CPU seconds, redis-server's) of one run of `mode`
-    (its number of workers, 0: plain)."""
+    """(pages/s, the crawl processes' CPU seconds, redis-server's, URLs crawled) of one
+    run of `mode` (its number of workers, 0: plain)."""
     summary = os.path.join(work_dir, 'summary-%d.json' % run_number)
     command = crawl_command(server.root_url, mode, max_tasks, redis.url(),
                             'bench-%d' % run_number, summary)
@@ -90,7 +91,7 @@ def run_once(server, redis, mode, max_tasks, work_dir, run_number):
     if urls != server.expected[0]:
         raise RuntimeError('%d workers fetched %d URLs, not the site\'s %d'
                            % (mode, urls, server.expected[0]))
-    return urls / elapsed, crawl_cpu, redis_cpu
+    return urls / elapsed, crawl_cpu, redis_cpu, urls
 
 
 def median(values):
@@ -100,7 +101,7 @@ def median(values):
 
 
 def measure(pages, rounds, max_tasks):
-    """{mode name: [(pages/s, crawl CPU s, redis CPU s) per round]}."""
+    """{mode name: [(pages/s, crawl CPU s, redis CPU s, URLs) per round]}."""
     program = redis_server_path()
     if program is None:
         raise SystemExit('redis-server is not installed (apt-get install -y redis-server)')
@@ -127,12 +128,15 @@ def report(runs, pages, max_tasks, cores):
     lines = ['%d-page site, --max-tasks %d per process, %d cores, medians of %d rounds; CPU: '
              'seconds used by the crawl\'s processes and by redis-server'
              % (pages, max_tasks, cores, len(rates['plain'])),
-             '| run | pages/s | vs plain | crawl CPU s | redis CPU s | rounds (pages/s) |',
-             '| --- | ---: | ---: | ---: | ---: | --- |']
+             '| run | pages/s | vs plain | crawl CPU s | redis CPU s | redis CPU ms/page '
+             '| rounds (pages/s) |',
+             '| --- | ---: | ---: | ---: | ---: | ---: | --- |']
     for name, _ in MODES:
-        lines.append('| %s | %.0f | %.2fx | %.2f | %.2f | %s |' % (
+        redis_cpu = median([run[2] for run in runs[name]])
+        urls = runs[name][0][3]  # every run crawls the whole site
+        lines.append('| %s | %.0f | %.2fx | %.2f | %.2f | %.3f | %s |' % (
             name, median(rates[name]), median(rates[name]) / plain,
-            median([run[1] for run in runs[name]]), median([run[2] for run in runs[name]]),
+            median([run[1] for run in runs[name]]), redis_cpu, redis_cpu * 1000.0 / urls,
             ', '.join('%.0f' % rate for rate in rates[name])))
     one, two = median(rates['1 worker']), median(rates['2 workers'])
     four = median(rates['4 workers'])

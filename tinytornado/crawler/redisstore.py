@@ -91,13 +91,17 @@ one by one, and cost what one set would. Two URLs with the same hash count as on
 from __future__ import absolute_import, division, print_function
 
 import binascii
+import collections
 import itertools
 import json
 import os
+import sys
 
 import six
 
 from tinytornado import gen
+from tinytornado.concurrent import (Future, future_set_exc_info,
+                                    future_set_result_unless_cancelled)
 from tinytornado.ioloop import IOLoop
 from tinytornado.locks import Condition
 from tinytornado.log import app_log
@@ -198,31 +202,60 @@ local function requeue(text)
   schedule(host)
 end
 
--- ARGV[first..] are (seen set, its member, item text, host) quadruples; the 0-based
--- indexes of the items that were new.
-local function admit(first)
+-- Run `command` on `key` with the values of `list`, in calls of at most 1000 (Lua's
+-- unpack has a bounded stack).
+local function call_with_all(command, key, list)
+  for first = 1, #list, 1000 do
+    redis.call(command, key, unpack(list, first, math.min(first + 999, #list)))
+  end
+end
+
+-- An admission: items of one or more calls' lists, queued at its end (`end_admission`),
+-- so that a batch of finishes pushes each host's new items and schedules it once.
+local function new_admission()
   redis.call('HSETNX', P .. 'counts', 'started', NOW)
-  local admitted, hosts, in_order = {}, {}, {}
-  local seen = tonumber(redis.call('HGET', P .. 'counts', 'seen') or '0')
-  for i = first, #ARGV, 4 do
-    if MAX_SEEN > 0 and seen >= MAX_SEEN then break end
+  return {seen = tonumber(redis.call('HGET', P .. 'counts', 'seen') or '0'), admitted = 0,
+          queues = {}, hosts = {}}
+end
+
+-- ARGV[first..last] are (seen set, its member, item text, host) quadruples; the 0-based
+-- indexes of the items that were new.
+local function admit_part(admission, first, last)
+  local admitted = {}
+  for i = first, last, 4 do
+    if MAX_SEEN > 0 and admission.seen >= MAX_SEEN then break end
     if redis.call('SADD', ARGV[i], ARGV[i + 1]) == 1 then
-      seen = seen + 1
+      admission.seen = admission.seen + 1
+      admission.admitted = admission.admitted + 1
       local host = ARGV[i + 3]
-      redis.call('RPUSH', P .. 'queue:' .. host, ARGV[i + 2])
-      if not hosts[host] then
-        hosts[host] = true
-        in_order[#in_order + 1] = host  -- in order: they join the ring so
+      local queue = admission.queues[host]
+      if not queue then
+        queue = {}
+        admission.queues[host] = queue
+        admission.hosts[#admission.hosts + 1] = host  -- in order: they join the ring so
       end
+      queue[#queue + 1] = ARGV[i + 2]
       admitted[#admitted + 1] = (i - first) / 4
     end
   end
-  count('seen', #admitted)
-  count('queued', #admitted)
-  for _, host in ipairs(in_order) do
+  return admitted
+end
+
+local function end_admission(admission)
+  count('seen', admission.admitted)
+  count('queued', admission.admitted)
+  for _, host in ipairs(admission.hosts) do
+    call_with_all('RPUSH', P .. 'queue:' .. host, admission.queues[host])
     redis.call('SADD', P .. 'hosts', host)
     schedule(host)
   end
+end
+
+-- ARGV[first..] are quadruples to admit; the indexes of the new ones.
+local function admit(first)
+  local admission = new_admission()
+  local admitted = admit_part(admission, first, #ARGV)
+  end_admission(admission)
   return admitted
 end
 
@@ -242,13 +275,12 @@ local function reclaim(limit)
   return #urls
 end
 
--- End the lease of ARGV[7] if ARGV[8] is its token: its item's text, else nil.
-local function release()
-  local url = ARGV[7]
+-- End the lease of `url` if `token` is its token: its item's text, else nil.
+local function release(url, token)
   local lease = redis.call('HGET', P .. 'leases', url)
   if not lease then return nil end
-  local token, text = string.match(lease, '^(%d+) (.*)$')
-  if token ~= ARGV[8] then return nil end
+  local held, text = string.match(lease, '^(%d+) (.*)$')
+  if held ~= token then return nil end
   redis.call('HDEL', P .. 'leases', url)
   redis.call('ZREM', P .. 'deadlines', url)
   redis.call('HINCRBY', P .. 'active', host_of(text), -1)
@@ -279,8 +311,10 @@ admit(pairs_end + 1)
 return remember({1, redis.call('HGETALL', meta)})
 """
 
-# A reply {'item', token, text, now}, {'over'}, or {'wait', ms until something is due,
-# or -1}.
+# ARGV[7]: how many items are wanted (one per task of the worker waiting for one). A
+# reply {'items', now, wait, token, text, token, text, ...}: the items handed out (as many
+# as politeness allows now, up to those wanted), and if fewer than wanted, the ms until
+# something is due (-1: nothing is, other workers hold leases); or {'over'}.
 _LEASE = """
 local reply = replayed()
 if reply then return reply end
@@ -296,23 +330,52 @@ for _, host in ipairs(ready) do
   redis.call('ZREM', P .. 'waiting', host)
   join_ring(host)
 end
-local hosts = redis.call('ZRANGE', P .. 'ring', 0, 0)
-if #hosts == 1 then
+local wanted = tonumber(ARGV[7])
+local handed, leases, deadlines = {'items', NOW, 0}, {}, {}
+local left = wanted
+while left > 0 do
+  local hosts = redis.call('ZRANGE', P .. 'ring', 0, 0)
+  if #hosts == 0 then break end
   local host = hosts[1]
   redis.call('ZREM', P .. 'ring', host)  -- served: to the back, or to wait
-  local text = redis.call('LPOP', P .. 'queue:' .. host)
-  count('queued', -1)
-  redis.call('HINCRBY', P .. 'active', host, 1)
+  -- One item a turn if the host must wait between two hand-outs; else its share of
+  -- those still wanted (hosts take turns), within its free slots: the same items as one
+  -- lease at a time, in fewer commands.
+  local take = 1
+  if math.max(host_delay(host), FLOOR) <= 0 then
+    take = math.ceil(left / (redis.call('ZCARD', P .. 'ring') + 1))
+    if MAX_PER_HOST > 0 then
+      take = math.min(take, MAX_PER_HOST -
+                      tonumber(redis.call('HGET', P .. 'active', host) or '0'))
+    end
+  end
+  local queue = P .. 'queue:' .. host
+  local texts = redis.call('LRANGE', queue, 0, take - 1)
+  redis.call('LTRIM', queue, #texts, -1)
+  count('queued', -#texts)
+  redis.call('HINCRBY', P .. 'active', host, #texts)
   redis.call('HSET', P .. 'handed', host, NOW)
-  local token = redis.call('INCR', P .. 'tokens')
-  local url = cjson.decode(text)[1]
-  redis.call('HSET', P .. 'leases', url, token .. ' ' .. text)
-  redis.call('ZADD', P .. 'deadlines', NOW + LEASE, url)
+  local token = redis.call('INCRBY', P .. 'tokens', #texts) - #texts
+  for _, text in ipairs(texts) do
+    token = token + 1
+    local url = cjson.decode(text)[1]
+    leases[#leases + 1] = url
+    leases[#leases + 1] = token .. ' ' .. text
+    deadlines[#deadlines + 1] = NOW + LEASE
+    deadlines[#deadlines + 1] = url
+    handed[#handed + 1] = token
+    handed[#handed + 1] = text
+  end
+  left = left - #texts
   schedule(host)
-  return remember({'item', token, text, NOW})
 end
+if #leases > 0 then
+  call_with_all('HSET', P .. 'leases', leases)
+  call_with_all('ZADD', P .. 'deadlines', deadlines)
+end
+if left == 0 then return remember(handed) end
 local queued = tonumber(redis.call('HGET', P .. 'counts', 'queued') or '0')
-if queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0 and
+if left == wanted and queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0 and
     redis.call('ZCARD', P .. 'deadlines') == 0 then
   return {'over'}
 end
@@ -323,19 +386,44 @@ for _, name in ipairs({'waiting', 'delayed', 'deadlines'}) do
     next_due = tonumber(first[2])
   end
 end
-return {'wait', next_due and math.max(0, next_due - NOW) or -1}
+handed[3] = next_due and math.max(0, next_due - NOW) or -1
+if #leases == 0 then return handed end  -- nothing changed: nothing to replay
+return remember(handed)
 """
 
-# ARGV[7] url, ARGV[8] token, ARGV[9] record; then quadruples to admit.
+# ARGV[7]: how many finishes follow, each as url, token, record, n, then n quadruples to
+# admit. A reply per finish: {1, the indexes of its items admitted}, or {0} if its lease
+# was lost.
 _DONE = """
 local reply = replayed()
 if reply then return reply end
-local text = release()
-if not text then return remember({'lost'}) end
-redis.call('XADD', P .. 'finished', '*', 'url', ARGV[7], 'record', ARGV[9])
-count('finished', 1)
-schedule(host_of(text))
-return remember({'done', admit(10)})
+local admission = new_admission()
+local replies, hosts, known, finished = {}, {}, {}, 0
+local i = 8
+for f = 1, tonumber(ARGV[7]) do
+  local url, token, record = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local first = i + 4
+  i = first + 4 * tonumber(ARGV[i + 3])
+  local text = release(url, token)
+  if text then
+    redis.call('XADD', P .. 'finished', '*', 'url', url, 'record', record)
+    finished = finished + 1
+    local host = host_of(text)
+    if not known[host] then
+      known[host] = true
+      hosts[#hosts + 1] = host
+    end
+    local admitted = admit_part(admission, first, i - 1)
+    table.insert(admitted, 1, 1)
+    replies[f] = admitted
+  else
+    replies[f] = {0}
+  end
+end
+count('finished', finished)
+for _, host in ipairs(hosts) do schedule(host) end
+end_admission(admission)
+return remember(replies)
 """
 
 # ARGV[7] url, ARGV[8] token. The lease's request (robots.txt) went out after its
@@ -343,7 +431,7 @@ return remember({'done', admit(10)})
 _PUT_BACK = """
 local reply = replayed()
 if reply then return reply end
-local text = release()
+local text = release(ARGV[7], ARGV[8])
 if not text then return remember({0}) end
 redis.call('HSET', P .. 'handed', host_of(text), NOW)
 requeue(text)
@@ -354,7 +442,7 @@ return remember({1})
 _RETRY = """
 local reply = replayed()
 if reply then return reply end
-local text = release()
+local text = release(ARGV[7], ARGV[8])
 if not text then return remember({0}) end
 local item = cjson.decode(text)
 item[5] = item[5] + 1
@@ -435,6 +523,9 @@ _SCRIPTS = dict(admit=_ADMIT, start=_START, lease=_LEASE, done=_DONE, retry=_RET
 
 _ATTEMPTS = 3  # sends of a call; a Redis restart costs one
 
+# The most leases or finishes one call carries: its arguments and reply stay bounded.
+_MOST_PER_CALL = 200
+
 
 def crawl_prefix(crawl_id):
     """The prefix of every key of crawl `crawl_id`, with its Redis Cluster hash tag."""
@@ -504,6 +595,8 @@ class RedisWorkStore(object):
         # lease lost), and each holder must finish it with its own token.
         self._leases = {}
         self._changed = Condition()  # our own calls that may make work wake our leases
+        self._leases_wanted = _Grouped(self._lease_some, self._wait)
+        self._finishes = _Grouped(self._finish_some, self._wait)
 
     def __repr__(self):
         return '<RedisWorkStore %s on %s>' % (self.crawl_id, self.client.url)
@@ -518,40 +611,65 @@ class RedisWorkStore(object):
         self._changed.notify_all()
         raise gen.Return([items[index] for index in indexes])
 
-    @gen.coroutine
     def lease(self):
         """The next item some host may be asked for, leased to this store; None once
-        the crawl is over."""
-        while True:
-            reply = yield self._run('lease')
-            kind = reply[0]
-            if kind == b'item':
-                raise gen.Return(self._leased(reply[1], reply[2], reply[3]))
-            if kind == b'over':
-                raise gen.Return(None)
-            wait = self.poll_interval if reply[1] < 0 else min(reply[1] / 1000.0,
-                                                                self.poll_interval)
-            yield self._changed.wait(self.io_loop.time() + wait)
+        the crawl is over. The leases asked for together go in one call (see
+        `_Grouped`), which hands out as many as politeness allows now."""
+        return self._leases_wanted.add(None)
+
+    @gen.coroutine
+    def _lease_some(self, batch):
+        """Lease an item for each Future of `batch` still waiting (a cancelled one is not
+        asked for); None, or the seconds to wait before asking again for those left, put
+        back at the front of the queue of leases wanted."""
+        waiting = [future for future, _ in batch if not future.cancelled()]
+        if not waiting:
+            raise gen.Return(None)
+        reply = yield self._run('lease', [len(waiting)])
+        if reply[0] == b'over':
+            for future in waiting:
+                future_set_result_unless_cancelled(future, None)
+            raise gen.Return(None)
+        now, wait, handed = reply[1], reply[2], reply[3:]
+        for future, index in zip(waiting, range(0, len(handed), 2)):
+            # A task cancelled meanwhile (its crawl stopping) leaves its item unregistered:
+            # its lease expires, and the item comes back to the crawl, as a dead worker's.
+            if not future.cancelled():
+                future.set_result(self._leased(handed[index], handed[index + 1], now))
+        left = waiting[len(handed) // 2:]
+        if not left:
+            raise gen.Return(None)
+        self._leases_wanted.put_back((future, None) for future in left)
+        raise gen.Return(self.poll_interval if wait < 0 else min(wait / 1000.0,
+                                                                 self.poll_interval))
 
     def done(self, item, record, new_items=()):
         """Finish `item` with `record` (the JSON text of its statistic) and admit
         `new_items`, atomically; a Future of those admitted, or None if the lease was
-        lost (see the module docstring).
+        lost (see the module docstring). The finishes asked for together go in one call
+        (see `_Grouped`).
 
         Raises:
             ValueError: (at once) `item` is not leased to this store.
         """
-        return self._done(item, self._token(item), record, list(new_items))
+        return self._finishes.add((item, self._token(item), record, list(new_items)))
 
     @gen.coroutine
-    def _done(self, item, token, record, new_items):
-        reply = yield self._run('done', [item.url, token, record] +
-                                self._admission(new_items))
-        self._ended(item)
-        if reply[0] == b'lost':
-            _log_lost(item, 'finished')
-            raise gen.Return(None)
-        raise gen.Return([new_items[index] for index in reply[1]])
+    def _finish_some(self, batch):
+        """Finish the items of `batch`, each with its own reply; None: no wait."""
+        arguments = [len(batch)]
+        for _, (item, token, record, new_items) in batch:
+            arguments += [item.url, token, record, len(new_items)]
+            arguments += self._admission(new_items)
+        replies = yield self._run('done', arguments)
+        for (future, (item, _, _, new_items)), reply in zip(batch, replies):
+            self._ended(item)
+            if reply[0] == 1:
+                admitted = [new_items[index] for index in reply[1:]]
+            else:
+                _log_lost(item, 'finished')
+                admitted = None
+            future_set_result_unless_cancelled(future, admitted)
 
     def retry(self, item, delay=0.0):
         """Put `item` back with one more try, ready after `delay` seconds; a Future of
@@ -701,6 +819,10 @@ class RedisWorkStore(object):
             raise ValueError('%s is not leased to this store' % (item.url,))
         return lease[1]
 
+    def _wait(self, seconds):
+        """Wait `seconds`, or less if a call of this store may have made work."""
+        return self._changed.wait(self.io_loop.time() + seconds)
+
     def _ended(self, item):
         del self._leases[id(item)]
         self._changed.notify_all()
@@ -726,6 +848,57 @@ class RedisWorkStore(object):
                     raise
             else:
                 raise gen.Return(reply)
+
+
+class _Grouped(object):
+    """Requests of one kind (leases, finishes) that go to Redis together: those made in
+    one pass of the loop, or while a call of them is in flight, make the next call; one
+    is in flight at a time. So a worker's tasks share round trips as a database's
+    transactions share a group commit: the busier the worker, the more each call carries,
+    and an idle one waits for no batch to fill.
+
+    `call(batch)` sends a batch, a list of (Future, request), and resolves the Futures;
+    a Future of None, or of the seconds `wait(seconds)` waits before the next call. A
+    call that fails fails the Futures of its batch it left pending.
+    """
+
+    def __init__(self, call, wait):
+        self._call = call
+        self._wait = wait
+        self._pending = collections.deque()
+        self._running = False
+
+    def add(self, request):
+        """A Future of the reply to `request`, sent with the next call."""
+        future = Future()
+        self._pending.append((future, request))
+        if not self._running:
+            self._running = True
+            IOLoop.current().add_callback(self._send)  # after this pass's requests
+        return future
+
+    def put_back(self, requests):
+        """Send (Future, request) pairs not answered yet first in the next call."""
+        self._pending.extendleft(reversed(list(requests)))
+
+    @gen.coroutine
+    def _send(self):
+        try:
+            while self._pending:
+                batch = [self._pending.popleft()
+                         for _ in range(min(len(self._pending), _MOST_PER_CALL))]
+                try:
+                    wait = yield self._call(batch)
+                except Exception:  # each request's caller sees it
+                    error = sys.exc_info()
+                    for future, _ in batch:
+                        if not future.done():
+                            future_set_exc_info(future, error)
+                    continue
+                if wait is not None:
+                    yield self._wait(wait)
+        finally:
+            self._running = False
 
 
 def _log_lost(item, how):
