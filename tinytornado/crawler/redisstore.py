@@ -215,7 +215,16 @@ end
 local function new_admission()
   redis.call('HSETNX', P .. 'counts', 'started', NOW)
   return {seen = tonumber(redis.call('HGET', P .. 'counts', 'seen') or '0'), admitted = 0,
-          queues = {}, hosts = {}}
+          queues = {}, hosts = {}, touched = {}}
+end
+
+-- `host` is scheduled at the end of the admission, in the order hosts were touched
+-- (new hosts join the ring so).
+local function touch(admission, host)
+  if not admission.touched[host] then
+    admission.touched[host] = true
+    admission.hosts[#admission.hosts + 1] = host
+  end
 end
 
 -- ARGV[first..last] are (seen set, its member, item text, host) quadruples; the 0-based
@@ -232,8 +241,8 @@ local function admit_part(admission, first, last)
       if not queue then
         queue = {}
         admission.queues[host] = queue
-        admission.hosts[#admission.hosts + 1] = host  -- in order: they join the ring so
       end
+      touch(admission, host)
       queue[#queue + 1] = ARGV[i + 2]
       admitted[#admitted + 1] = (i - first) / 4
     end
@@ -245,8 +254,11 @@ local function end_admission(admission)
   count('seen', admission.admitted)
   count('queued', admission.admitted)
   for _, host in ipairs(admission.hosts) do
-    call_with_all('RPUSH', P .. 'queue:' .. host, admission.queues[host])
-    redis.call('SADD', P .. 'hosts', host)
+    local queue = admission.queues[host]
+    if queue then
+      call_with_all('RPUSH', P .. 'queue:' .. host, queue)
+      redis.call('SADD', P .. 'hosts', host)
+    end
     schedule(host)
   end
 end
@@ -275,16 +287,142 @@ local function reclaim(limit)
   return #urls
 end
 
--- End the lease of `url` if `token` is its token: its item's text, else nil.
-local function release(url, token)
-  local lease = redis.call('HGET', P .. 'leases', url)
-  if not lease then return nil end
-  local held, text = string.match(lease, '^(%d+) (.*)$')
-  if held ~= token then return nil end
-  redis.call('HDEL', P .. 'leases', url)
-  redis.call('ZREM', P .. 'deadlines', url)
-  redis.call('HINCRBY', P .. 'active', host_of(text), -1)
-  return text
+-- End the leases of urls[i] held with tokens[i]: texts[i], the text of the item of each
+-- lease ended, or false for a lease lost (expired, or held with another token).
+local function release(urls, tokens)
+  local leases = redis.call('HMGET', P .. 'leases', unpack(urls))
+  local texts, ended, hosts, active = {}, {}, {}, {}
+  for i = 1, #urls do
+    texts[i] = false
+    if leases[i] then
+      local held, text = string.match(leases[i], '^(%d+) (.*)$')
+      if held == tokens[i] then
+        texts[i] = text
+        ended[#ended + 1] = urls[i]
+        local host = host_of(text)
+        if not active[host] then
+          active[host] = 0
+          hosts[#hosts + 1] = host
+        end
+        active[host] = active[host] - 1
+      end
+    end
+  end
+  if #ended > 0 then
+    call_with_all('HDEL', P .. 'leases', ended)
+    call_with_all('ZREM', P .. 'deadlines', ended)
+    for _, host in ipairs(hosts) do
+      redis.call('HINCRBY', P .. 'active', host, active[host])
+    end
+  end
+  return texts
+end
+
+-- Finish the `count_of` items whose finishes start at ARGV[first]: each as url, token,
+-- record, n, then n quadruples to admit. A reply per finish ({1, the indexes of its items
+-- admitted}, or {0} if its lease was lost).
+local function finish(first, count_of)
+  if count_of == 0 then return {} end
+  local urls, tokens, firsts = {}, {}, {}
+  local i = first
+  for f = 1, count_of do
+    urls[f], tokens[f], firsts[f] = ARGV[i], ARGV[i + 1], i
+    i = i + 4 + 4 * tonumber(ARGV[i + 3])
+  end
+  local texts = release(urls, tokens)
+  local admission = new_admission()
+  local replies, finished = {}, 0
+  for f, text in ipairs(texts) do
+    if text then
+      local at = firsts[f]
+      redis.call('XADD', P .. 'finished', '*', 'url', urls[f], 'record', ARGV[at + 2])
+      finished = finished + 1
+      touch(admission, host_of(text))  -- a slot of its host is free
+      local admitted = admit_part(admission, at + 4, at + 3 + 4 * tonumber(ARGV[at + 3]))
+      table.insert(admitted, 1, 1)
+      replies[f] = admitted
+    else
+      replies[f] = {0}
+    end
+  end
+  count('finished', finished)
+  end_admission(admission)
+  return replies
+end
+
+-- Lease up to `wanted` items: as many as politeness allows now. A reply {'items', now,
+-- wait, token, text, token, text, ...}: the items handed out, and if fewer than wanted,
+-- the ms until something is due (-1: nothing is, other workers hold leases); or {'over'}.
+local function lease(wanted)
+  reclaim(100)
+  local due = redis.call('ZRANGEBYSCORE', P .. 'delayed', '-inf', NOW, 'LIMIT', 0, 100)
+  for _, text in ipairs(due) do
+    redis.call('ZREM', P .. 'delayed', text)
+    requeue(text)
+  end
+  -- Hosts whose wait is over join the ring in the order they became ready.
+  local ready = redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', NOW, 'LIMIT', 0, 100)
+  for _, host in ipairs(ready) do
+    redis.call('ZREM', P .. 'waiting', host)
+    join_ring(host)
+  end
+  local handed, leases, deadlines = {'items', NOW, 0}, {}, {}
+  local left = wanted
+  while left > 0 do
+    local hosts = redis.call('ZRANGE', P .. 'ring', 0, 0)
+    if #hosts == 0 then break end
+    local host = hosts[1]
+    redis.call('ZREM', P .. 'ring', host)  -- served: to the back, or to wait
+    -- One item a turn if the host must wait between two hand-outs; else its share of
+    -- those still wanted (hosts take turns), within its free slots: the same items as one
+    -- lease at a time, in fewer commands.
+    local take = 1
+    if math.max(host_delay(host), FLOOR) <= 0 then
+      take = math.ceil(left / (redis.call('ZCARD', P .. 'ring') + 1))
+      if MAX_PER_HOST > 0 then
+        take = math.min(take, MAX_PER_HOST -
+                        tonumber(redis.call('HGET', P .. 'active', host) or '0'))
+      end
+    end
+    local queue = P .. 'queue:' .. host
+    local texts = redis.call('LRANGE', queue, 0, take - 1)
+    redis.call('LTRIM', queue, #texts, -1)
+    count('queued', -#texts)
+    redis.call('HINCRBY', P .. 'active', host, #texts)
+    redis.call('HSET', P .. 'handed', host, NOW)
+    local token = redis.call('INCRBY', P .. 'tokens', #texts) - #texts
+    for _, text in ipairs(texts) do
+      token = token + 1
+      local url = cjson.decode(text)[1]
+      leases[#leases + 1] = url
+      leases[#leases + 1] = token .. ' ' .. text
+      deadlines[#deadlines + 1] = NOW + LEASE
+      deadlines[#deadlines + 1] = url
+      handed[#handed + 1] = token
+      handed[#handed + 1] = text
+    end
+    left = left - #texts
+    schedule(host)
+  end
+  if #leases > 0 then
+    call_with_all('HSET', P .. 'leases', leases)
+    call_with_all('ZADD', P .. 'deadlines', deadlines)
+  end
+  if left == 0 then return handed end
+  local queued = tonumber(redis.call('HGET', P .. 'counts', 'queued') or '0')
+  if left == wanted and queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0 and
+      redis.call('ZCARD', P .. 'deadlines') == 0 then
+    return {'over'}
+  end
+  local next_due = nil
+  for _, name in ipairs({'waiting', 'delayed', 'deadlines'}) do
+    local first = redis.call('ZRANGE', P .. name, 0, 0, 'WITHSCORES')
+    if #first == 2 and (next_due == nil or tonumber(first[2]) < next_due) then
+      next_due = tonumber(first[2])
+    end
+  end
+  handed[3] = next_due and math.max(0, next_due - NOW) or -1
+  return handed
 end
 """
 
@@ -311,119 +449,18 @@ admit(pairs_end + 1)
 return remember({1, redis.call('HGETALL', meta)})
 """
 
-# ARGV[7]: how many items are wanted (one per task of the worker waiting for one). A
-# reply {'items', now, wait, token, text, token, text, ...}: the items handed out (as many
-# as politeness allows now, up to those wanted), and if fewer than wanted, the ms until
-# something is due (-1: nothing is, other workers hold leases); or {'over'}.
-_LEASE = """
+# A worker's finishes and leases of one round trip. ARGV[7]: how many items are wanted;
+# ARGV[8]: how many finishes follow (see `finish`). The finishes come first, so that the
+# leases may hand out what they admitted. A reply {the finishes' replies, the leases'}.
+_EXCHANGE = """
 local reply = replayed()
 if reply then return reply end
-reclaim(100)
-local due = redis.call('ZRANGEBYSCORE', P .. 'delayed', '-inf', NOW, 'LIMIT', 0, 100)
-for _, text in ipairs(due) do
-  redis.call('ZREM', P .. 'delayed', text)
-  requeue(text)
-end
--- Hosts whose wait is over join the ring in the order they became ready.
-local ready = redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', NOW, 'LIMIT', 0, 100)
-for _, host in ipairs(ready) do
-  redis.call('ZREM', P .. 'waiting', host)
-  join_ring(host)
-end
-local wanted = tonumber(ARGV[7])
-local handed, leases, deadlines = {'items', NOW, 0}, {}, {}
-local left = wanted
-while left > 0 do
-  local hosts = redis.call('ZRANGE', P .. 'ring', 0, 0)
-  if #hosts == 0 then break end
-  local host = hosts[1]
-  redis.call('ZREM', P .. 'ring', host)  -- served: to the back, or to wait
-  -- One item a turn if the host must wait between two hand-outs; else its share of
-  -- those still wanted (hosts take turns), within its free slots: the same items as one
-  -- lease at a time, in fewer commands.
-  local take = 1
-  if math.max(host_delay(host), FLOOR) <= 0 then
-    take = math.ceil(left / (redis.call('ZCARD', P .. 'ring') + 1))
-    if MAX_PER_HOST > 0 then
-      take = math.min(take, MAX_PER_HOST -
-                      tonumber(redis.call('HGET', P .. 'active', host) or '0'))
-    end
-  end
-  local queue = P .. 'queue:' .. host
-  local texts = redis.call('LRANGE', queue, 0, take - 1)
-  redis.call('LTRIM', queue, #texts, -1)
-  count('queued', -#texts)
-  redis.call('HINCRBY', P .. 'active', host, #texts)
-  redis.call('HSET', P .. 'handed', host, NOW)
-  local token = redis.call('INCRBY', P .. 'tokens', #texts) - #texts
-  for _, text in ipairs(texts) do
-    token = token + 1
-    local url = cjson.decode(text)[1]
-    leases[#leases + 1] = url
-    leases[#leases + 1] = token .. ' ' .. text
-    deadlines[#deadlines + 1] = NOW + LEASE
-    deadlines[#deadlines + 1] = url
-    handed[#handed + 1] = token
-    handed[#handed + 1] = text
-  end
-  left = left - #texts
-  schedule(host)
-end
-if #leases > 0 then
-  call_with_all('HSET', P .. 'leases', leases)
-  call_with_all('ZADD', P .. 'deadlines', deadlines)
-end
-if left == 0 then return remember(handed) end
-local queued = tonumber(redis.call('HGET', P .. 'counts', 'queued') or '0')
-if left == wanted and queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0 and
-    redis.call('ZCARD', P .. 'deadlines') == 0 then
-  return {'over'}
-end
-local next_due = nil
-for _, name in ipairs({'waiting', 'delayed', 'deadlines'}) do
-  local first = redis.call('ZRANGE', P .. name, 0, 0, 'WITHSCORES')
-  if #first == 2 and (next_due == nil or tonumber(first[2]) < next_due) then
-    next_due = tonumber(first[2])
-  end
-end
-handed[3] = next_due and math.max(0, next_due - NOW) or -1
-if #leases == 0 then return handed end  -- nothing changed: nothing to replay
-return remember(handed)
-"""
-
-# ARGV[7]: how many finishes follow, each as url, token, record, n, then n quadruples to
-# admit. A reply per finish: {1, the indexes of its items admitted}, or {0} if its lease
-# was lost.
-_DONE = """
-local reply = replayed()
-if reply then return reply end
-local admission = new_admission()
-local replies, hosts, known, finished = {}, {}, {}, 0
-local i = 8
-for f = 1, tonumber(ARGV[7]) do
-  local url, token, record = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local first = i + 4
-  i = first + 4 * tonumber(ARGV[i + 3])
-  local text = release(url, token)
-  if text then
-    redis.call('XADD', P .. 'finished', '*', 'url', url, 'record', record)
-    finished = finished + 1
-    local host = host_of(text)
-    if not known[host] then
-      known[host] = true
-      hosts[#hosts + 1] = host
-    end
-    local admitted = admit_part(admission, first, i - 1)
-    table.insert(admitted, 1, 1)
-    replies[f] = admitted
-  else
-    replies[f] = {0}
-  end
-end
-count('finished', finished)
-for _, host in ipairs(hosts) do schedule(host) end
-end_admission(admission)
-return remember(replies)
+local finishes = finish(9, tonumber(ARGV[8]))
+local leased = {'items', NOW, -1}
+if tonumber(ARGV[7]) > 0 then leased = lease(tonumber(ARGV[7])) end
+reply = {finishes, leased}
+if #finishes == 0 and #leased <= 3 then return reply end  -- nothing to replay
+return remember(reply)
 """
 
 # ARGV[7] url, ARGV[8] token. The lease's request (robots.txt) went out after its
@@ -431,7 +468,7 @@ return remember(replies)
 _PUT_BACK = """
 local reply = replayed()
 if reply then return reply end
-local text = release(ARGV[7], ARGV[8])
+local text = release({ARGV[7]}, {ARGV[8]})[1]
 if not text then return remember({0}) end
 redis.call('HSET', P .. 'handed', host_of(text), NOW)
 requeue(text)
@@ -442,7 +479,7 @@ return remember({1})
 _RETRY = """
 local reply = replayed()
 if reply then return reply end
-local text = release(ARGV[7], ARGV[8])
+local text = release({ARGV[7]}, {ARGV[8]})[1]
 if not text then return remember({0}) end
 local item = cjson.decode(text)
 item[5] = item[5] + 1
@@ -516,15 +553,17 @@ return {tonumber(counts[1] or '0'), redis.call('ZCARD', P .. 'delayed'),
         counts[3] or false, NOW}
 """
 
-_SCRIPTS = dict(admit=_ADMIT, start=_START, lease=_LEASE, done=_DONE, retry=_RETRY,
+_SCRIPTS = dict(admit=_ADMIT, start=_START, exchange=_EXCHANGE, retry=_RETRY,
                 put_back=_PUT_BACK, pause=_PAUSE, set_delay=_SET_DELAY, answered=_ANSWERED,
                 reclaim=_RECLAIM, renew=_RENEW,
                 status=_STATUS)
 
 _ATTEMPTS = 3  # sends of a call; a Redis restart costs one
 
-# The most leases or finishes one call carries: its arguments and reply stay bounded.
+# The most leases and finishes one call carries: its arguments and reply stay bounded.
 _MOST_PER_CALL = 200
+
+_LEASE = 'lease'  # a request for a lease, beside the finishes (tuples) of an exchange
 
 
 def crawl_prefix(crawl_id):
@@ -595,8 +634,7 @@ class RedisWorkStore(object):
         # lease lost), and each holder must finish it with its own token.
         self._leases = {}
         self._changed = Condition()  # our own calls that may make work wake our leases
-        self._leases_wanted = _Grouped(self._lease_some, self._wait)
-        self._finishes = _Grouped(self._finish_some, self._wait)
+        self._exchanges = _Grouped(self._exchange, self._wait)
 
     def __repr__(self):
         return '<RedisWorkStore %s on %s>' % (self.crawl_id, self.client.url)
@@ -613,23 +651,55 @@ class RedisWorkStore(object):
 
     def lease(self):
         """The next item some host may be asked for, leased to this store; None once
-        the crawl is over. The leases asked for together go in one call (see
-        `_Grouped`), which hands out as many as politeness allows now."""
-        return self._leases_wanted.add(None)
+        the crawl is over. Leases and finishes asked for together go in one call (see
+        `_Grouped`), which hands out as many items as politeness allows now."""
+        return self._exchanges.add(_LEASE)
+
+    def done(self, item, record, new_items=()):
+        """Finish `item` with `record` (the JSON text of its statistic) and admit
+        `new_items`, atomically; a Future of those admitted, or None if the lease was
+        lost (see the module docstring). Sent with the other finishes and leases asked
+        for meanwhile (see `_Grouped`).
+
+        Raises:
+            ValueError: (at once) `item` is not leased to this store.
+        """
+        future = self._exchanges.add((item, self._token(item), record, list(new_items)))
+        self._changed.notify_all()  # a call waiting to ask for leases again goes now
+        return future
 
     @gen.coroutine
-    def _lease_some(self, batch):
-        """Lease an item for each Future of `batch` still waiting (a cancelled one is not
-        asked for); None, or the seconds to wait before asking again for those left, put
-        back at the front of the queue of leases wanted."""
-        waiting = [future for future, _ in batch if not future.cancelled()]
-        if not waiting:
+    def _exchange(self, batch):
+        """One call for the finishes and the leases of `batch` (a lease whose Future was
+        cancelled is not asked for); None, or the seconds to wait before asking again for
+        the leases left, put back at the front of the queue."""
+        finishes = [(future, request) for future, request in batch if request is not _LEASE]
+        waiting = [future for future, request in batch
+                   if request is _LEASE and not future.cancelled()]
+        if not finishes and not waiting:
             raise gen.Return(None)
-        reply = yield self._run('lease', [len(waiting)])
+        arguments = [len(waiting), len(finishes)]
+        for _, (item, token, record, new_items) in finishes:
+            arguments += [item.url, token, record, len(new_items)]
+            arguments += self._admission(new_items)
+        finished, leased = yield self._run('exchange', arguments)
+        for (future, (item, _, _, new_items)), reply in zip(finishes, finished):
+            self._ended(item)
+            if reply[0] == 1:
+                admitted = [new_items[index] for index in reply[1:]]
+            else:
+                _log_lost(item, 'finished')
+                admitted = None
+            future_set_result_unless_cancelled(future, admitted)
+        raise gen.Return(self._hand_out(waiting, leased))
+
+    def _hand_out(self, waiting, reply):
+        """Give the items of a lease `reply` to the Futures `waiting`; None, or the seconds
+        to wait before asking again for those left (put back first in the queue)."""
         if reply[0] == b'over':
             for future in waiting:
                 future_set_result_unless_cancelled(future, None)
-            raise gen.Return(None)
+            return None
         now, wait, handed = reply[1], reply[2], reply[3:]
         for future, index in zip(waiting, range(0, len(handed), 2)):
             # A task cancelled meanwhile (its crawl stopping) leaves its item unregistered:
@@ -638,38 +708,11 @@ class RedisWorkStore(object):
                 future.set_result(self._leased(handed[index], handed[index + 1], now))
         left = waiting[len(handed) // 2:]
         if not left:
-            raise gen.Return(None)
-        self._leases_wanted.put_back((future, None) for future in left)
-        raise gen.Return(self.poll_interval if wait < 0 else min(wait / 1000.0,
-                                                                 self.poll_interval))
-
-    def done(self, item, record, new_items=()):
-        """Finish `item` with `record` (the JSON text of its statistic) and admit
-        `new_items`, atomically; a Future of those admitted, or None if the lease was
-        lost (see the module docstring). The finishes asked for together go in one call
-        (see `_Grouped`).
-
-        Raises:
-            ValueError: (at once) `item` is not leased to this store.
-        """
-        return self._finishes.add((item, self._token(item), record, list(new_items)))
-
-    @gen.coroutine
-    def _finish_some(self, batch):
-        """Finish the items of `batch`, each with its own reply; None: no wait."""
-        arguments = [len(batch)]
-        for _, (item, token, record, new_items) in batch:
-            arguments += [item.url, token, record, len(new_items)]
-            arguments += self._admission(new_items)
-        replies = yield self._run('done', arguments)
-        for (future, (item, _, _, new_items)), reply in zip(batch, replies):
-            self._ended(item)
-            if reply[0] == 1:
-                admitted = [new_items[index] for index in reply[1:]]
-            else:
-                _log_lost(item, 'finished')
-                admitted = None
-            future_set_result_unless_cancelled(future, admitted)
+            return None
+        self._exchanges.put_back((future, _LEASE) for future in left)
+        if self._exchanges.waiting(lambda request: request is not _LEASE):
+            return None  # finishes asked for meanwhile go at once
+        return self.poll_interval if wait < 0 else min(wait / 1000.0, self.poll_interval)
 
     def retry(self, item, delay=0.0):
         """Put `item` back with one more try, ready after `delay` seconds; a Future of
@@ -851,7 +894,7 @@ class RedisWorkStore(object):
 
 
 class _Grouped(object):
-    """Requests of one kind (leases, finishes) that go to Redis together: those made in
+    """Requests (a worker's leases and finishes) that go to Redis together: those made in
     one pass of the loop, or while a call of them is in flight, make the next call; one
     is in flight at a time. So a worker's tasks share round trips as a database's
     transactions share a group commit: the busier the worker, the more each call carries,
@@ -876,6 +919,10 @@ class _Grouped(object):
             self._running = True
             IOLoop.current().add_callback(self._send)  # after this pass's requests
         return future
+
+    def waiting(self, test):
+        """Whether a request waiting for the next call passes `test`."""
+        return any(test(request) for _, request in self._pending)
 
     def put_back(self, requests):
         """Send (Future, request) pairs not answered yet first in the next call."""
