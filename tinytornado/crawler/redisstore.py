@@ -12,6 +12,13 @@ storecontract.py. Items are WorkItem-like: ``url host depth max_redirect tries``
 - ``done(item, record, new_items)`` -> Future of the new items admitted, or None if the
   lease was lost (expired and reclaimed): then nothing happened, and the caller must not
   report `item` either, since whoever holds it now will.
+
+  The leases and finishes a worker's tasks ask for while one call is in flight go
+  together in the next, one exchange script (``_Grouped``): the finishes first, then as
+  many leases as tasks wait for, each host's items taken in one turn when it needs no
+  delay between hand-outs (its share when several hosts are ready, within its free
+  slots), one a turn otherwise. So a busy worker pays one round trip, and Redis one
+  script, for several URLs, and the politeness is that of one lease at a time.
 - ``retry(item, delay)`` -> Future of True (False if the lease was lost): the item goes
   back to the front of its host's queue with one more try, ready after `delay` seconds.
 - ``put_back(item)`` -> Future of True (False if the lease was lost): the item goes back to
