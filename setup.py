@@ -109,7 +109,7 @@ setup(
     entry_points={
         # The plugin's name must be its module's name: tests/conftest.py also lists it.
         'pytest11': ['tinytornado.pytest_plugin = tinytornado.pytest_plugin'],
-        'console_scripts': ['tinycrawl = tinytornado.crawler.__main__:main'],
+        'console_scripts': ['tinycrawl = tinytornado.crawler.application.cli:main'],
     },
     classifiers=[
         'Programming Language :: Python :: 2.7',

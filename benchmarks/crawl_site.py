@@ -1,6 +1,6 @@
 """W6's site: generate the seeded demo site, serve it with nginx, and measure wrk on it.
 
-The site is `tinytornado.crawler.demosite.Site` with plain links (``variety=False``: the
+The site is `tinytornado.crawler.demo.website.Site` with plain links (``variety=False``: the
 peers' crawlers do not normalise URLs, and its traps are for tinytornado's tests) and no
 charset oddities or slow pages, which a static server cannot express. run.py runs each
 crawler in a fresh process (measure.py) against the same nginx; each must fetch exactly the
@@ -24,7 +24,7 @@ WORK_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_work')
 
 
 def make_site(pages):
-    demosite = import_optional('tinytornado.crawler.demosite')
+    demosite = import_optional('tinytornado.crawler.demo.website')
     return demosite.Site(seed=SITE_SEED, pages=pages, links_per_page=20, slow_fraction=0,
                          charset_cases=False, variety=False)
 

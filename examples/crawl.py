@@ -3,7 +3,7 @@
     python examples/crawl.py [URL...]     # no URL: serve the demo site and crawl it
 
 The third stage of the 500 Lines crawler: a queue of URLs, workers taking from it, the
-crawl waiting until the queue is done. `tinytornado.crawler.__main__` is the same with
+crawl waiting until the queue is done. `tinytornado.crawler.application.cli` is the same with
 every option on the command line (``python -m tinytornado.crawler --help``).
 """
 from __future__ import absolute_import, division, print_function
@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 import sys
 
 from tinytornado.crawler import Crawler
-from tinytornado.crawler.demo import urls_or_demo
+from tinytornado.crawler.demo.server import urls_or_demo
 from tinytornado.crawler.stats import url_report_line
 from tinytornado.ioloop import IOLoop
 

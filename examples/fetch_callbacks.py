@@ -16,7 +16,7 @@ import sys
 
 from six.moves.urllib.parse import urlsplit
 
-from tinytornado.crawler.demo import urls_or_demo
+from tinytornado.crawler.demo.server import urls_or_demo
 from tinytornado.ioloop import IOLoop
 
 __all__ = ['Fetcher', 'main']

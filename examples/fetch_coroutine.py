@@ -15,7 +15,7 @@ import sys
 from six.moves.urllib.parse import urlsplit
 
 from tinytornado import gen
-from tinytornado.crawler.demo import urls_or_demo
+from tinytornado.crawler.demo.server import urls_or_demo
 from tinytornado.ioloop import IOLoop
 from tinytornado.iostream import IOStream
 

@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 import pytest
 
 from tinytornado import gen
-from tinytornado.crawler.demo import DemoServer
-from tinytornado.crawler.demosite import Resource
+from tinytornado.crawler.demo.server import DemoServer
+from tinytornado.crawler.demo.website import Resource
 from tinytornado.ioloop import IOLoop
 
 __all__ = ['Pages', 'FlakyServer', 'serve', 'by_url', 'links', 'robots_txt', 'request_log',

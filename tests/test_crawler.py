@@ -13,7 +13,7 @@ import pytest
 
 from tinytornado import gen
 from tinytornado.crawler import extractors
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.engine import Crawler
 
 from crawler_sites import FlakyServer, Pages, by_url, links, unthrottled

@@ -21,8 +21,8 @@ import pytest
 
 import tinytornado
 from tinytornado import gen
-from tinytornado.crawler.__main__ import EXIT_INTERRUPTED, main
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.application.cli import EXIT_INTERRUPTED, main
+from tinytornado.crawler.demo.website import Site
 
 from crawler_sites import UNTHROTTLED_ARGS
 
@@ -49,7 +49,7 @@ waits_for_processes = pytest.mark.gen_test(timeout=60)
 # before it writes that URL's line: the one instant that can leave the output short.
 DIE_AFTER_JOURNALING = """
 import os, signal, sys
-from tinytornado.crawler.__main__ import main
+from tinytornado.crawler.application.cli import main
 from tinytornado.crawler.journal import Journal
 finish, finished = Journal.finish, []
 def finish_then_die(journal, statistic, new_entries):

@@ -22,16 +22,16 @@ import termios
 
 import pytest
 
-from tinytornado.crawler import __main__ as cli
-from tinytornado.crawler.collect import EXIT_NO_CRAWL, EXIT_NO_REDIS
-from tinytornado.crawler.__main__ import (
+from tinytornado.crawler.application import cli
+from tinytornado.crawler.application.collect import EXIT_NO_CRAWL, EXIT_NO_REDIS
+from tinytornado.crawler.application.cli import (
     EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_NO_ROOT, EXIT_USAGE, main)
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.engine import Crawler
 from tinytornado.crawler.frontier import Frontier
-from tinytornado.crawler.progress import ProgressLine, fit_line, terminal_columns
+from tinytornado.crawler.application.progress import ProgressLine, fit_line, terminal_columns
 from tinytornado.crawler.stats import CrawlStatistics, FetchStatistic, failure_cause
-from tinytornado.crawler.usage import option_names
+from tinytornado.crawler.application.usage import option_names
 
 from crawler_sites import UNTHROTTLED_ARGS, Pages, links, robots_txt
 from test_crawler_cli import child, start_crawl, wait_for, waits_for_processes

@@ -16,10 +16,10 @@ import subprocess
 
 import pytest
 
-from tinytornado.crawler.__main__ import EXIT_NO_ROOT, EXIT_USAGE
+from tinytornado.crawler.application.cli import EXIT_NO_ROOT, EXIT_USAGE
 from tinytornado import gen
-from tinytornado.crawler.demo import DemoServer
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.server import DemoServer
+from tinytornado.crawler.demo.website import Site
 
 from crawler_sites import UNTHROTTLED_ARGS, Pages, links, robots_txt
 from net_helpers import tls_files

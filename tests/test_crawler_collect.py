@@ -16,9 +16,9 @@ import pytest
 
 import tinytornado
 from tinytornado import gen
-from tinytornado.crawler.__main__ import main
-from tinytornado.crawler.collect import (EXIT_NO_CRAWL, EXIT_NO_REDIS, CollectError,
-                                         Collector, position_path, status_lines)
+from tinytornado.crawler.application.cli import main
+from tinytornado.crawler.application.collect import (
+    EXIT_NO_CRAWL, EXIT_NO_REDIS, CollectError, Collector, position_path, status_lines)
 from tinytornado.crawler.engine import WorkItem
 from tinytornado.crawler.output import statistic_line
 from tinytornado.crawler.redisclient import RedisClient

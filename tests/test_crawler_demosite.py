@@ -9,8 +9,8 @@ import re
 import pytest
 from six.moves.urllib.parse import unquote
 
-from tinytornado.crawler import demosite
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo import website as demosite
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.links import decode_html, extract_links, is_html_content_type
 from tinytornado.crawler.robots import RobotsRules
 from tinytornado.crawler.scope import Scope

@@ -29,7 +29,7 @@ import pytest
 
 import tinytornado
 from tinytornado import gen
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.website import Site
 
 from crawler_sites import UNTHROTTLED_ARGS
 
@@ -52,7 +52,7 @@ def _probe(python):
     if python not in _probed:
         try:
             output = subprocess.check_output(
-                [python, '-c', 'import sys, tinytornado.crawler.__main__, '
+                [python, '-c', 'import sys, tinytornado.crawler.application.cli, '
                  'tinytornado.crawler.redisstore; print(sys.version_info[0])'],
                 cwd=PACKAGE_ROOT, env=child_env(), stderr=subprocess.STDOUT)
             _probed[python] = int(output.decode('ascii').split()[-1])

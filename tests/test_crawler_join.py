@@ -7,8 +7,8 @@ before the crawl, which then crawls its share, is a rule of the conformance suit
 """
 from __future__ import absolute_import, division, print_function
 
-from tinytornado.crawler.__main__ import EXIT_USAGE
-from tinytornado.crawler.collect import EXIT_NO_CRAWL
+from tinytornado.crawler.application.cli import EXIT_USAGE
+from tinytornado.crawler.application.collect import EXIT_NO_CRAWL
 
 from test_crawler_cli import start_crawl, wait_for, waits_for_processes
 

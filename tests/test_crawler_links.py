@@ -10,7 +10,7 @@ from tinytornado.crawler.links import (
     LinkParser, content_type_charset, decode_html, extract_links, is_html_content_type,
     unescape_attribute,
 )
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.urls import urljoin
 
 PAGE_URL = 'http://example.com/dir/page.html'

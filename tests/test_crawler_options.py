@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tinytornado.crawler.__main__ import _crawler_options, build_parser
+from tinytornado.crawler.application.cli import _crawler_options, build_parser
 from tinytornado.crawler.crawloptions import (DEFAULT_OPTIONS, FILE_OPTIONS, JOURNALED_OPTIONS,
                                               NUMBER_LIMITS, OPTIONS, markdown_table)
 from tinytornado.crawler.engine import Crawler

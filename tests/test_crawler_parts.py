@@ -12,7 +12,7 @@ import six
 from tinytornado import gen
 from tinytornado.crawler.fetch import describe_exception, retry_after_seconds
 from tinytornado.crawler.frontier import Frontier
-from tinytornado.crawler.progress import ProgressLine
+from tinytornado.crawler.application.progress import ProgressLine
 from tinytornado.crawler.seen import HashedURLSet, new_seen_set
 from tinytornado.crawler.stats import (
     ROBOTS_DISALLOWED, CrawlStatistics, FetchStatistic, url_report_line,

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 import socket
 
 from tinytornado import gen
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.engine import Crawler
 from tinytornado.crawler.stats import ROBOTS_DISALLOWED
 from tinytornado.httpclient import AsyncHTTPClient

@@ -9,7 +9,7 @@ import collections
 import pytest
 
 from tinytornado._compat import PY2, futures
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.engine import Crawler
 
 from crawler_sites import UNTHROTTLED, by_url

@@ -14,11 +14,12 @@ from six import unichr
 from six.moves.html_entities import name2codepoint
 from six.moves.html_parser import HTMLParser
 
-from tinytornado.crawler import linkcheck
-from tinytornado.crawler.__main__ import EXIT_BROKEN_LINKS, main
+from tinytornado.crawler.application import linkcheck
+from tinytornado.crawler.application.cli import EXIT_BROKEN_LINKS, main
 from tinytornado.crawler.engine import Crawler
-from tinytornado.crawler.linkcheck import BrokenLink, Hop, LinkChecker, broken_link_lines
-from tinytornado.crawler.report import CrawlReport, Timeline, bar_chart, escape_html
+from tinytornado.crawler.application.linkcheck import (
+    BrokenLink, Hop, LinkChecker, broken_link_lines)
+from tinytornado.crawler.application.report import CrawlReport, Timeline, bar_chart, escape_html
 from tinytornado.crawler.stats import ROBOTS_DISALLOWED, CrawlStatistics, FetchStatistic
 
 from crawler_sites import UNTHROTTLED_ARGS, Pages, links

@@ -15,8 +15,8 @@ import sqlite3
 
 import pytest
 
-from tinytornado.crawler.__main__ import main
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.application.cli import main
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.journal import Journal
 
 from crawler_sites import UNTHROTTLED_ARGS, Pages, links
@@ -27,7 +27,7 @@ from test_crawler_cli import child, start_crawl, wait_for, waits_for_processes
 # sets, which its journal keeps for the resume.
 DIE_AFTER_CALLS = """
 import os, signal, sys
-from tinytornado.crawler.__main__ import main
+from tinytornado.crawler.application.cli import main
 from tinytornado.crawler.engine import DEFAULT_OPTIONS
 from tinytornado.crawler.journal import Journal
 method, count, calls = sys.argv[1], int(sys.argv[2]), []

@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from tinytornado.crawler.__main__ import EXIT_USAGE, main
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.application.cli import EXIT_USAGE, main
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.engine import Crawler, WorkItem
 from tinytornado.crawler.redisclient import RedisClient
 from tinytornado.crawler.workstore import SharedWorkStore

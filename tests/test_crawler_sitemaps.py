@@ -11,7 +11,7 @@ import pytest
 
 from tinytornado import gen
 from tinytornado.crawler import extractors, sitemaps
-from tinytornado.crawler.__main__ import main
+from tinytornado.crawler.application.cli import main
 from tinytornado.crawler.engine import Crawler
 from tinytornado.crawler.robots import RobotsRules
 from tinytornado.crawler.sitemaps import (

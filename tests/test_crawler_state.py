@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from tinytornado import gen
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.engine import Crawler, WorkItem
 from tinytornado.crawler.frontier import Frontier
 from tinytornado.crawler.journal import Journal

@@ -13,7 +13,7 @@ import collections
 import pytest
 
 from tinytornado import gen
-from tinytornado.crawler.__main__ import _crawler_options, build_parser, main
+from tinytornado.crawler.application.cli import _crawler_options, build_parser, main
 from tinytornado.crawler.engine import DEFAULT_OPTIONS, Crawler
 from tinytornado.crawler.frontier import Frontier
 from tinytornado.crawler.politeness import AutoThrottle

@@ -18,7 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from crawler_sites import UNTHROTTLED
 from tinytornado import gen
-from tinytornado.crawler.__main__ import main
+from tinytornado.crawler.application.cli import main
 from tinytornado.crawler.engine import Crawler
 from tinytornado.iostream import StreamClosedError
 from tinytornado.tcpserver import TCPServer

@@ -12,9 +12,9 @@ import sys
 import pytest
 
 import tinytornado
-from tinytornado.crawler.__main__ import build_parser
-from tinytornado.crawler.workers import (exit_status, run_workers, worker_argv,
-                                         worker_commands)
+from tinytornado.crawler.application.cli import build_parser
+from tinytornado.crawler.application.workers import (
+    exit_status, run_workers, worker_argv, worker_commands)
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(tinytornado.__file__)))
 
@@ -73,7 +73,7 @@ while True:
 
 PARENT = """
 import sys
-from tinytornado.crawler.workers import run_workers
+from tinytornado.crawler.application.workers import run_workers
 sys.exit(run_workers([[sys.executable, '-c', sys.argv[1], name] for name in 'ab']))
 """
 

@@ -64,12 +64,49 @@ LAYER_ORDER = [
     ('httpclient', ['tcpclient', '_http1connection', '_httppool']),
     ('_httpclient_legacy', ['httpclient']),  # re-exported by httpclient, at its end.
     ('simple_httpclient', ['httpclient']),  # 5.1's module of its client, re-exported.
-    ('crawler', ['httpclient', 'queues', 'tcpserver']),
+    # The crawler, in rooms (CRAWLER_ROOMS): first the building blocks each part uses,
+    ('crawler.crawloptions', []),
+    ('crawler.urls', []),
+    ('crawler.journal', []),
+    ('crawler.stats', []),
+    ('crawler.robots', []),
+    ('crawler.links', ['crawler.urls', '_compat']),
+    ('crawler.seen', ['crawler.urls', '_compat']),
+    ('crawler.sitemaps', ['crawler.robots', 'crawler.urls']),
+    ('crawler.warc', ['httpclient']),
+    ('crawler.frontier', ['locks']),
+    ('crawler.politeness', ['crawler.robots', 'crawler.stats', '_waiters']),
+    ('crawler.resp', ['_bytebuffer', '_compat']),
+    ('crawler.redisclient', ['crawler.resp', 'tcpclient']),
+    # then the parts the engine coordinates, each behind its own interface,
+    ('crawler.outputs', ['crawler.journal']),
+    ('crawler.fetch', ['crawler.links', 'crawler.warc']),
+    ('crawler.extractors', ['crawler.fetch', 'crawler.sitemaps']),
+    ('crawler.policy', ['crawler.fetch', 'crawler.politeness']),
+    ('crawler.store', ['crawler.policy', 'crawler.frontier', 'crawler.seen', 'crawler.journal',
+                       'crawler.redisclient', 'crawler.crawloptions']),
+    # then the engine (`Crawler`), the package's face, the demo site and tinycrawl.
+    ('crawler.engine', ['crawler.store', 'crawler.extractors', 'crawler.outputs']),
+    ('crawler', ['crawler.engine']),
+    ('crawler.demo', ['crawler.robots', 'crawler.urls', 'tcpserver', 'locks']),
+    ('crawler.application', ['crawler.engine', 'crawler.demo']),
     ('testing', ['gen', 'netutil']),
     ('pytest_plugin', ['testing']),
     ('platform', ['gen']),
 ]
 LAYERS = dict(LAYER_ORDER)
+# The crawler's rooms that hold several of its flat modules; each other flat module is a
+# room of its own, and so is each sub-package (application, demo). The package's
+# __main__ (python -m) only runs the application, so it belongs to it.
+CRAWLER_ROOMS = {
+    'outputs': ['outputs', 'output'],
+    'fetch': ['fetch', 'external'],
+    'policy': ['hostpolicy', 'scope'],
+    'store': ['workstore', 'redisstore', 'storecontract'],
+    'application': ['__main__'],
+}
+ROOM_OF_CRAWLER_MODULE = dict((module, room) for room, modules in CRAWLER_ROOMS.items()
+                              for module in modules)
 LEGACY_SUFFIX = '_legacy'
 # `log` (the loggers) and the package root (its version) are open to every layer.
 OPEN_TO_ALL = {'log', '__init__'}
@@ -86,9 +123,13 @@ def allowed_imports(layer):
 
 
 def layer_of(module):
-    """'tinytornado.crawler.links' -> 'crawler'; 'gen_py3' counts as 'gen'."""
+    """'tinytornado.gen' -> 'gen' ('gen_py3' counts as 'gen'); in the crawler, its room:
+    'tinytornado.crawler.links' -> 'crawler.links', 'tinytornado.crawler.workstore' ->
+    'crawler.store', 'tinytornado.crawler.application.cli' -> 'crawler.application'."""
     parts = module.split('.')
     top = parts[1] if len(parts) > 1 else '__init__'
+    if top == 'crawler' and len(parts) > 2:
+        return 'crawler.' + ROOM_OF_CRAWLER_MODULE.get(parts[2], parts[2])
     return top[:-len('_py3')] if top.endswith('_py3') else top
 
 
@@ -105,11 +146,6 @@ def package_modules():
                 yield module, path
 
 
-def is_submodule(name):
-    path = os.path.join(PACKAGE_DIR, name)
-    return os.path.isdir(path) or os.path.exists(path + '.py') or os.path.exists(path + '.c')
-
-
 def internal_imports(module, path):
     with io.open(path, encoding='utf-8') as f:
         tree = ast.parse(f.read(), path)
@@ -123,8 +159,8 @@ def internal_imports(module, path):
                 anchor = package.split('.')
                 anchor = anchor[:len(anchor) - node.level + 1]
                 base = '.'.join(anchor + ([base] if base else []))
-            names = [base + '.' + alias.name if base == 'tinytornado' and
-                     is_submodule(alias.name) else base for alias in node.names]
+            names = [base + '.' + alias.name if base.startswith('tinytornado') and
+                     is_module(base + '.' + alias.name) else base for alias in node.names]
         else:
             continue
         for name in names:
@@ -136,6 +172,11 @@ def test_every_module_has_a_layer():
     unknown = sorted(set(layer_of(m) for m, _ in package_modules()) - set(LAYERS) -
                      OPEN_TO_ALL)
     assert unknown == [], 'add these to LAYERS: %s' % unknown
+
+
+def test_every_module_a_crawler_room_names_exists():
+    assert [module for modules in CRAWLER_ROOMS.values() for module in modules
+            if not is_module('tinytornado.crawler.' + module)] == []
 
 
 def is_legacy(layer):
@@ -159,9 +200,10 @@ def trailing_imports(path):
     return lines
 
 
-def test_no_module_imports_upward():
+def upward_import_violations(modules):
+    """Where one of `modules` ((module, path) pairs) imports from a layer not below its own."""
     violations = []
-    for module, path in package_modules():
+    for module, path in modules:
         layer = layer_of(module)
         if layer not in LAYERS:
             continue
@@ -170,7 +212,33 @@ def test_no_module_imports_upward():
             if imported not in allowed_imports(layer) and not (
                     is_legacy(imported) and legacy_owner(imported) == layer):
                 violations.append('%s:%d imports %s' % (module, lineno, name))
-    assert violations == []
+    return violations
+
+
+def test_no_module_imports_upward():
+    assert upward_import_violations(package_modules()) == []
+
+
+def test_the_crawler_rooms_are_layers_too(tmpdir):
+    """The library never imports tinycrawl (the application) nor the demo site, the
+    building blocks import no part, and a part no engine."""
+    probe = tmpdir.join('probe.py')
+    probe.write('from tinytornado.crawler.application.usage import UsageError\n'
+                'from tinytornado.crawler.demo import website\n'
+                'from tinytornado.crawler import engine\n'
+                'from .workstore import MemoryWorkStore\n'
+                'from tinytornado.crawler.urls import normalize_url\n')
+    probes = [('tinytornado.crawler.engine', str(probe)),
+              ('tinytornado.crawler.links', str(probe)),
+              ('tinytornado.crawler.application.cli', str(probe))]
+    assert upward_import_violations(probes) == [
+        'tinytornado.crawler.engine:1 imports tinytornado.crawler.application.usage',
+        'tinytornado.crawler.engine:2 imports tinytornado.crawler.demo.website',
+        'tinytornado.crawler.links:1 imports tinytornado.crawler.application.usage',
+        'tinytornado.crawler.links:2 imports tinytornado.crawler.demo.website',
+        'tinytornado.crawler.links:3 imports tinytornado.crawler.engine',
+        'tinytornado.crawler.links:4 imports tinytornado.crawler.workstore',
+    ]
 
 
 def legacy_import_violations(modules):
@@ -357,13 +425,27 @@ def first_sentence(text):
     return paragraph if end < 0 else paragraph[:end + 1]
 
 
-def layer_summary(layer):
-    """The first sentence of a layer's module docstring (of a C module, its first comment)."""
-    base = os.path.join(PACKAGE_DIR, layer)
+def module_summary(base):
+    """The first sentence of the docstring of module (or package) `base`, a path without
+    .py; None if there is no such module."""
     for path in (base + '.py', os.path.join(base, '__init__.py')):
         if os.path.exists(path):
             with io.open(path, encoding='utf-8') as f:
                 return first_sentence(ast.get_docstring(ast.parse(f.read(), path)) or '')
+    return None
+
+
+def layer_summary(layer):
+    """The first sentence of a layer's module docstring (of a C module, its first comment);
+    of a crawler room of several modules, each one's, after its name."""
+    package, _, room = layer.rpartition('.')
+    if package == 'crawler' and room in CRAWLER_ROOMS and room != 'application':
+        return ' '.join('`%s`: %s' % (module, module_summary(
+            os.path.join(PACKAGE_DIR, 'crawler', module))) for module in CRAWLER_ROOMS[room])
+    base = os.path.join(PACKAGE_DIR, *layer.split('.'))
+    summary = module_summary(base)
+    if summary is not None:
+        return summary
     with io.open(base + '.c', encoding='utf-8') as f:
         comment = f.read().split('*/')[0].lstrip('/')
     return first_sentence('\n'.join(line.strip().lstrip('*') for line in comment.splitlines()))

@@ -21,12 +21,12 @@ import sys
 import pytest
 
 from tinytornado import gen
-from tinytornado.crawler.__main__ import main
+from tinytornado.crawler.application.cli import main
 from tinytornado.crawler.crawloptions import DEFAULT_OPTIONS
-from tinytornado.crawler.demosite import Site
+from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.engine import Crawler, WorkItem
 from tinytornado.crawler.frontier import Frontier
-from tinytornado.crawler.linkcheck import LinkChecker
+from tinytornado.crawler.application.linkcheck import LinkChecker
 from tinytornado.crawler.outputs import CallbackOutput
 from tinytornado.crawler.politeness import AutoThrottle, HostHealth, PolitenessRule
 from tinytornado.crawler.redisclient import RedisClient

@@ -2,9 +2,8 @@
 
 Pure building blocks (no I/O, no event loop) live in their own modules: ``urls``
 (normalisation, joining, hashing), ``links`` (HTML link extraction and charset detection),
-``scope`` (which URLs a crawl may follow), ``robots`` (robots.txt rules), ``sitemaps``
-(reading sitemaps) and ``demosite`` (a seeded generated website for the demo mode, the
-tests and the benchmarks).
+``scope`` (which URLs a crawl may follow), ``robots`` (robots.txt rules) and ``sitemaps``
+(reading sitemaps).
 
 The crawl itself: ``engine`` (`Crawler`) is a coordinator over parts, each behind its own
 interface: ``crawloptions`` (every option declared once, and what argparse, `Crawler`, the
@@ -14,8 +13,11 @@ per-host cap, pauses, Retry-After, robots.txt and AutoThrottle, from ``politenes
 ``fetch`` (one request), ``extractors`` (what a response leads to: redirect targets,
 sitemap entries, HTML links), ``outputs`` (the ordered list told of each finished URL:
 JSON lines through ``output``, the totals of ``stats``, observers, the WARC archive);
-``redisstore`` is the work store shared by many processes. ``demo`` serves the demo site
-and ``__main__`` is the command line.
+``redisstore`` is the work store shared by many processes.
+
+Two sub-packages sit apart from that library: ``application`` is tinycrawl, the command
+line and what only it uses (``__main__`` runs it), and ``demo`` is the demo site (a seeded
+generated website and its server, for the demo mode, the tests and the benchmarks).
 """
 from __future__ import absolute_import, division, print_function
 

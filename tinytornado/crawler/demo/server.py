@@ -1,4 +1,4 @@
-"""A minimal HTTP/1.1 server for a `demosite.Site`, on the current IOLoop.
+"""A minimal HTTP/1.1 server for a `website.Site`, on the current IOLoop.
 
 It serves the crawler's ``--demo`` mode, its tests and examples: GET and HEAD, keep-alive
 (HTTP/1.1 unless ``Connection: close``; HTTP/1.0 only if asked), each response after its
@@ -18,7 +18,7 @@ from tinytornado.locks import Event
 from tinytornado.netutil import bind_sockets
 from tinytornado.tcpserver import TCPServer
 
-from .demosite import Site
+from .website import Site
 
 __all__ = ['DemoServer', 'start_demo_server', 'urls_or_demo']
 
@@ -28,7 +28,7 @@ _FRAMING_HEADERS = frozenset(['content-length', 'connection', 'transfer-encoding
 
 
 class DemoServer(TCPServer):
-    """Serves `site` (anything with ``resource(path)`` returning a demosite.Resource).
+    """Serves `site` (anything with ``resource(path)`` returning a website.Resource).
 
     With `keep_alive` False every response closes its connection; with `ssl_options`
     (a TCPServer's) it serves over TLS.

@@ -12,8 +12,8 @@ from __future__ import absolute_import, division, print_function
 import os
 import re
 
-from .crawloptions import FILE_OPTIONS, NUMBER_LIMITS, limit_mistake
-from .urls import normalize_url
+from ..crawloptions import FILE_OPTIONS, NUMBER_LIMITS, limit_mistake
+from ..urls import normalize_url
 
 __all__ = ['UsageError', 'check_arguments', 'check_combinations', 'option_name',
            'option_names', 'FILE_OPTIONS', 'NUMBER_LIMITS', 'STDOUT']

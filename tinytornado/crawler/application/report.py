@@ -23,7 +23,7 @@ from tinytornado._compat import binary_type, text_type
 from tinytornado.ioloop import IOLoop
 
 from .linkcheck import as_written
-from .urls import is_http_url
+from ..urls import is_http_url
 
 __all__ = ['CrawlReport', 'Timeline', 'LATENCY_BOUNDS', 'TIMELINE_WIDTHS', 'bar_chart',
            'escape_html']

@@ -1,6 +1,6 @@
 """A seeded, generated website: what ``--demo`` crawls, the tests assert and the benchmarks serve.
 
-``Site(seed, pages, ...)`` builds a link graph once; `demopages` renders each body on demand
+``Site(seed, pages, ...)`` builds a link graph once; `pages` renders each body on demand
 from its own seed, so the same arguments give byte-identical resources on every run and on
 2.7 and 3.x (only ``Random.random()`` is used: ``choice`` and ``randrange`` differ between
 them). ``site.resource(target)`` is what a server sends for a request target: a
@@ -39,11 +39,11 @@ import random
 import six
 from six.moves.urllib.parse import unquote
 
-from .demopages import (
+from .pages import (
     CHARSET_CASES, NAVIGATION_LINKS, charset_case, file_body, page_body, pick,
 )
-from .robots import RobotsRules
-from .urls import normalize_url
+from ..robots import RobotsRules
+from ..urls import normalize_url
 
 __all__ = ['Site', 'Resource', 'PAGE', 'FILE', 'REDIRECT', 'MISSING', 'ERROR', 'TRAP', 'HTML_TYPE',
            'ROBOTS_TXT']

@@ -29,7 +29,7 @@ import sys
 from tinytornado import gen
 from tinytornado.ioloop import IOLoop
 
-from .workstore import crawl_meta
+from ..workstore import crawl_meta
 
 __all__ = ['worker_argv', 'worker_commands', 'run_workers', 'exit_status',
            'wait_for_crawl', 'PER_WORKER_FILES']

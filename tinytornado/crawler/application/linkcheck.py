@@ -21,8 +21,8 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 
-from .sitemaps import ROBOTS_DEPTH, SITEMAP_DEPTH, is_sitemap_depth
-from .stats import ROBOTS_DISALLOWED, is_unchecked
+from ..sitemaps import ROBOTS_DEPTH, SITEMAP_DEPTH, is_sitemap_depth
+from ..stats import ROBOTS_DISALLOWED, is_unchecked
 
 __all__ = ['LinkChecker', 'BrokenLink', 'Hop', 'MAX_REFERRERS', 'broken_link_lines',
            'as_written',

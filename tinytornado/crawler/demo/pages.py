@@ -1,4 +1,4 @@
-"""The bytes of the demo site's pages and files; `demosite` decides what links to what.
+"""The bytes of the demo site's pages and files; `website` decides what links to what.
 
 A page looks like a small real one (head with a stylesheet, a style and a script, a navigation
 list, paragraphs with inline links, images, a footer) and is padded with text to a size drawn
@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 import collections
 import random
 
-from .urls import url_hash
+from ..urls import url_hash
 
 __all__ = ['CHARSET_CASES', 'CharsetCase', 'NAVIGATION_LINKS', 'charset_case', 'page_body',
            'file_body', 'pick']

@@ -32,9 +32,9 @@ import signal
 from tinytornado import gen
 from tinytornado.ioloop import IOLoop
 
-from .output import statistic_line
-from .redisclient import ConnectionError, RedisClient
-from .redisstore import RedisWorkStore
+from ..output import statistic_line
+from ..redisclient import ConnectionError, RedisClient
+from ..redisstore import RedisWorkStore
 from .usage import UsageError
 
 __all__ = ['Collector', 'CollectError', 'position_path', 'status_lines', 'shared_mistake',
