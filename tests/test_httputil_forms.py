@@ -21,6 +21,7 @@ from tinytornado.httputil import (
     HTTPFile, HTTPHeaders, parse_body_arguments, parse_multipart_form_data,
 )
 from tinytornado.log import gen_log
+from tinytornado.util import ObjectDict
 
 
 @pytest.fixture
@@ -67,6 +68,7 @@ def test_a_file_upload_is_an_http_file(warnings_logged):
 
 def test_an_http_file_is_a_dict_read_and_written_as_attributes():
     upload = HTTPFile(filename='a')
+    assert isinstance(upload, ObjectDict)  # as in Tornado 5.1
     upload.body = b'x'
     assert upload == {'filename': 'a', 'body': b'x'} and upload['body'] == b'x'
     with pytest.raises(AttributeError):

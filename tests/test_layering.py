@@ -37,6 +37,7 @@ LAYER_ORDER = [
     ('_bytebuffer', ['_compat']),
     ('escape', ['_compat']),
     ('stack_context', []),
+    ('_objectdict', []),  # util's ObjectDict, which httputil's HTTPFile is too.
     ('_kernel', ['_compat']),  # the Future and its internals: the kernel's API.
     ('concurrent', ['_kernel']),
     ('_poller', ['_compat']),
@@ -49,14 +50,15 @@ LAYER_ORDER = [
     ('locks', ['_waiters']),
     ('queues', ['_waiters', 'locks']),
     ('netutil', ['gen']),
-    ('util', ['_compat', '_configurable', 'concurrent', 'netutil']),
+    ('util', ['_compat', '_configurable', '_objectdict', 'concurrent', 'netutil']),
     ('iostream', ['gen', 'netutil', '_bytebuffer']),
     ('_iostream_legacy', ['iostream']),  # re-exported by iostream, at its end.
     ('tcpclient', ['iostream', 'netutil']),
     ('tcpserver', ['iostream', 'netutil']),
     ('_http1parser', ['_compat']),
-    ('httputil', ['_compat', '_http1parser']),
-    ('_httputil_legacy', ['httputil']),  # re-exported by httputil, at its end.
+    ('_http1state', []),
+    ('httputil', ['_compat', '_http1parser', '_http1state']),
+    ('_httputil_legacy', ['httputil', '_objectdict']),  # re-exported by httputil, at its end.
     ('_httperrors', []),
     ('_httprequest', ['httputil', 'netutil']),
     ('_httppool', ['concurrent', '_httperrors']),

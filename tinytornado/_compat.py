@@ -17,7 +17,7 @@ __all__ = [
     'selectors', 'futures', 'get_ident', 'reraise', 'raise_exc_info', 'throw_exc_info',
     'with_traceback', 'clear_frame', 'exc_clear', 'format_exc_info', 'collections_abc',
     'binary_type', 'text_type', 'string_types', 'unichr', 'stdlib_socket', 'close_socket',
-    'awaitable', 'UINT64_TYPECODE', 'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX',
+    'UINT64_TYPECODE', 'native_str', 'latin1_bytes', 'POSSESSIVE_REGEX',
     'is_finalizing', 'overrides', 'positional_index',
 ]
 
@@ -102,14 +102,6 @@ def _uint64_typecode():
 
 # The array.array typecode of an unsigned 64-bit integer, or None if there is none.
 UINT64_TYPECODE = _uint64_typecode()
-
-if PY2:
-    def awaitable(cls):
-        """Class decorator: on Python 3, ``await`` works on instances; 2.7 has no await."""
-        return cls
-else:
-    # The Python-3-only half: it imports nothing from tinytornado, as this module does not.
-    from tinytornado._compat_py3 import awaitable  # noqa: F401
 
 
 def raise_exc_info(exc_info):

@@ -25,6 +25,7 @@ from six.moves.urllib.parse import (
 
 from tinytornado._compat import latin1_bytes, native_str
 from tinytornado._http1parser import split_head
+from tinytornado._objectdict import ObjectDict
 from tinytornado.httputil import HTTPHeaders, HTTPInputError
 from tinytornado.log import gen_log
 
@@ -148,18 +149,9 @@ def parse_response_start_line(line):
 
 # --- Form bodies -------------------------------------------------------------------------------
 
-class HTTPFile(dict):
+class HTTPFile(ObjectDict):
     """A file uploaded in a multipart/form-data body: ``filename``, ``body`` (bytes) and
-    ``content_type``, read as attributes or as keys (Tornado 5.1's ObjectDict)."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name)
-
-    def __setattr__(self, name, value):
-        self[name] = value
+    ``content_type``, read as attributes or as keys."""
 
 
 def parse_body_arguments(content_type, body, arguments, files, headers=None):

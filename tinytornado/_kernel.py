@@ -1,11 +1,13 @@
 """The kernel: the Future, and the internal operations on Futures gen and the loop need.
 
-Everything a coroutine waits on is a `Future`; this module holds its class and the
-internal operations the layers above need without the public methods' checks. It is the
-one place where a Future's fields are written, and its names are the package's internal
-API: `concurrent` re-exports `Future` and the exceptions (the Tornado-named, public home),
-gen's Runner and wrappers, the loop, `_waiters` and tcpclient import the rest
-from here, never private names of one another (tests/test_layering.py refuses those).
+Everything a coroutine waits on is a `Future`; this module holds its class, the internal
+operations the layers above need without the public methods' checks, and `copy_outcome`,
+which copies a done Future's outcome onto another Future of any kind (``await`` on Python
+3 is the twin `_kernel_py3`'s). It is the one place where a Future's fields are written,
+and its names are the package's internal API: `concurrent` re-exports `Future` and the
+exceptions (the Tornado-named, public home), gen's Runner and wrappers, the loop,
+`_waiters` and tcpclient import the rest from here, never private names of one another
+(tests/test_layering.py refuses those).
 
 The Future's state
 ------------------
@@ -29,7 +31,7 @@ import importlib
 import threading
 
 from tinytornado._compat import (
-    GC_CYCLE_FINALIZERS, awaitable, format_exc_info, futures, raise_exc_info,
+    GC_CYCLE_FINALIZERS, PY2, format_exc_info, futures, raise_exc_info,
 )
 from tinytornado.log import app_log
 
@@ -37,7 +39,7 @@ __all__ = [
     'Future', 'CancelledError', 'InvalidStateError', 'PENDING', 'FINISHED', 'CANCELLED',
     'NOT_DONE', 'FAILED', 'DONE_FUTURE_FIELDS', 'done_future', 'pending_future',
     'cancellable', 'cancelled_exc_info', 'set_new_exception', 'resolve', 'call_with_result',
-    'thread_state', 'current_loop',
+    'copy_outcome', 'failure_of', 'thread_state', 'current_loop',
 ]
 
 # The stdlib's (or the `futures` backport's) class, so that a cancelled
@@ -84,7 +86,6 @@ class _TracebackLogger(object):
             app_log.error('Future exception was never retrieved: %s', text.rstrip())
 
 
-@awaitable
 class Future(object):
     """The result of an asynchronous operation, with Tornado 5.1's API.
 
@@ -325,6 +326,48 @@ def call_with_result(callback, future):
     callback(future.result())
 
 
+# -- One Future's outcome onto another ----------------------------------------------------
+
+def copy_outcome(source, target):
+    """Resolve `target` the way `source`, which is done, was resolved, unless `target` is
+    done already.
+
+    Either may be a tinytornado Future, a concurrent.futures one (or the 2.7 backport's) or
+    an asyncio one: chain_future, the executors' hand-over, ``await`` in an asyncio Task and
+    the asyncio bridge all copy through here. A failure keeps its traceback where the
+    target can hold one (a tinytornado Future keeps exc_info, which 2.7 needs). A cancelled
+    source cancels the target through ``target.cancel()``: a tinytornado target's canceller
+    (a coroutine's, say) is asked, as a caller's cancel would ask it.
+    """
+    if target.done():
+        return
+    if source.cancelled():
+        target.cancel()
+        return
+    exc_info = failure_of(source)
+    if exc_info is None:
+        target.set_result(source.result())
+    elif isinstance(target, Future):
+        target.set_exc_info(exc_info)
+    else:
+        target.set_exception(exc_info[1])
+
+
+def failure_of(future):
+    """A done, uncancelled Future's exception as exc_info (any kind of Future, as
+    `copy_outcome` takes them); None if it succeeded."""
+    if isinstance(future, Future):
+        return future.exc_info()
+    # The 2.7 `futures` backport keeps the worker's traceback only behind exception_info().
+    exception_info = getattr(future, 'exception_info', None)
+    if exception_info is not None:
+        exception, tb = exception_info()
+    else:
+        exception = future.exception()
+        tb = getattr(exception, '__traceback__', None)
+    return None if exception is None else (type(exception), exception, tb)
+
+
 # Each thread's current loop, as `instance` (absent in a thread that has none). A module
 # global rather than a class attribute: the loop is looked up for every coroutine that
 # waits, and 3.11 finds a module global faster.
@@ -344,3 +387,10 @@ def current_loop():
     if _ioloop_current is None:
         _ioloop_current = importlib.import_module('tinytornado.ioloop').IOLoop.current
     return _ioloop_current()
+
+
+# ``await future`` on Python 3: `Future.__await__`, whose generators are Python-3-only
+# syntax, lives in the kernel's twin, which imports copy_outcome from here (defined above).
+if not PY2:
+    from tinytornado._kernel_py3 import future_await  # noqa: E402
+    Future.__await__ = future_await

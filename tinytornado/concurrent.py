@@ -22,10 +22,10 @@ from __future__ import absolute_import, division, print_function
 import functools
 
 from tinytornado._compat import futures
-# The Future and its internals are the kernel's (see _kernel); re-exported here, where
-# Tornado 5.1 code looks for them.
+# The Future and its internals are the kernel's (see _kernel); the Future and its
+# exceptions are re-exported here, where Tornado 5.1 code looks for them.
 from tinytornado._kernel import (
-    CancelledError, Future, InvalidStateError, current_loop,
+    CancelledError, Future, InvalidStateError, copy_outcome, current_loop,
 )
 from tinytornado.log import app_log
 
@@ -92,33 +92,6 @@ def future_set_exc_info(future, exc_info):
         app_log.error('Exception after Future was cancelled', exc_info=exc_info)
 
 
-def _failure_of(future):
-    """A done, uncancelled Future's exception as exc_info; None if it succeeded."""
-    if isinstance(future, Future):
-        return future.exc_info()
-    # The 2.7 `futures` backport keeps the worker's traceback only behind exception_info().
-    exception_info = getattr(future, 'exception_info', None)
-    if exception_info is not None:
-        exception, tb = exception_info()
-    else:
-        exception = future.exception()
-        tb = getattr(exception, '__traceback__', None)
-    return None if exception is None else (type(exception), exception, tb)
-
-
-def _copy_outcome(source, target):
-    if target.done():
-        return
-    if source.cancelled():
-        target.cancel()
-        return
-    exc_info = _failure_of(source)
-    if exc_info is not None:
-        future_set_exc_info(target, exc_info)
-    else:
-        target.set_result(source.result())
-
-
 def chain_future(source, target):
     """When `source` resolves, resolve `target` the same way (unless it is done already).
 
@@ -126,7 +99,7 @@ def chain_future(source, target):
     concurrent.futures source still pending hands its outcome over through the current
     IOLoop (as in Tornado 5.1), so `target`'s callbacks run on the loop's thread.
     """
-    copy = functools.partial(_copy_outcome, target=target)
+    copy = functools.partial(copy_outcome, target=target)
     if isinstance(source, Future) or source.done():
         future_add_done_callback(source, copy)
     else:
@@ -142,7 +115,7 @@ def resolve_through(loop, submitted):
     """
     future = Future()
     future.set_canceller(functools.partial(_cancel_submitted, submitted, future))
-    loop.add_future(submitted, functools.partial(_copy_outcome, target=future))
+    loop.add_future(submitted, functools.partial(copy_outcome, target=future))
     return future
 
 

@@ -3,8 +3,9 @@
 Nothing here touches a socket or the loop. The HTTP client writes the bytes that
 `HTTP1ClientProtocol.send_request` returns, feeds what it reads to `receive_data`, and acts
 on the events `next_event` hands back, so every framing rule is testable by feeding bytes.
-The protocol is a state machine of small readers, one per thing the next bytes must be;
-the grammar they check against (as strictly as h11, which this replaced) is _http1parser's.
+The protocol is a state machine of small readers, one per thing the next bytes must be:
+its states and every move between them are _http1state's table, and the grammar the
+readers check against (as strictly as h11, which this replaced) is _http1parser's.
 
 Invariant: bad input from the peer ends the response with `HTTPInputError`, and once end of
 file has been fed `next_event` never answers `NEED_DATA`, so a broken server cannot leave a
@@ -32,6 +33,13 @@ from tinytornado._compat import collections_abc, latin1_bytes, native_str, text_
 from tinytornado._http1parser import (
     LAST_CHUNK, ReceiveBuffer, asks_to_close, check_framing, chunk_size, content_length,
     format_chunk, format_request, normalize_name, parse_fields, split_fields, split_head,
+)
+from tinytornado._http1state import (
+    AWAITING_FINAL_HEAD, AWAITING_REQUEST, AWAITING_RESPONSE, CHUNK_DATA_READ, CHUNK_ENDED,
+    CHUNK_STARTED, CHUNKED_HEAD, CLOSE_DELIMITED_HEAD, CLOSED, INFORMATIONAL_HEAD,
+    LAST_CHUNK_STARTED, MESSAGE_ENDED, NEXT_CYCLE, PEER_CLOSED, READING_BODY, READING_CHUNK,
+    READING_CHUNK_END, READING_CHUNK_SIZE, READING_TRAILERS, READING_UNTIL_CLOSE,
+    RESPONSE_DONE, SEND_REQUEST, SIZED_HEAD, TRANSITIONS,
 )
 
 __all__ = [
@@ -216,21 +224,7 @@ NEED_DATA = _Sentinel('NEED_DATA')  # feed more bytes (or b'' at end of file), t
 PAUSED = _Sentinel('PAUSED')  # the response ended: start_next_cycle() or close the stream
 
 
-# --- The client connection's state machine ------------------------------------------------
-
-# Where the connection is in the cycle of one request and its response; while reading, the
-# state names what the next bytes must be.
-AWAITING_REQUEST = 'AWAITING_REQUEST'  # nothing sent since the connection opened or was reset
-AWAITING_RESPONSE = 'AWAITING_RESPONSE'  # request sent, no head parsed yet
-AWAITING_FINAL_HEAD = 'AWAITING_FINAL_HEAD'  # 1xx heads parsed; the final head comes next
-READING_BODY = 'READING_BODY'  # the rest of a body of known length (maybe none)
-READING_CHUNK_SIZE = 'READING_CHUNK_SIZE'  # a chunk-size line
-READING_CHUNK = 'READING_CHUNK'  # the rest of a chunk's data
-READING_CHUNK_END = 'READING_CHUNK_END'  # the CRLF after a chunk's data
-READING_TRAILERS = 'READING_TRAILERS'  # the trailer block after the last chunk
-READING_UNTIL_CLOSE = 'READING_UNTIL_CLOSE'  # a body that ends where the connection does
-RESPONSE_DONE = 'RESPONSE_DONE'  # EndOfMessage returned; next_event answers PAUSED
-CLOSED = 'CLOSED'  # end of file while no response was in progress
+# --- The client connection ------------------------------------------------------------------
 
 _BODYLESS_CODES = frozenset([204, 304])
 
@@ -306,7 +300,7 @@ class HTTP1ClientProtocol(object):
         data = format_request(method, target, headers.get_all(), body)
         self._method = native_str(method)
         self._keep_alive = not asks_to_close(headers._values.get('Connection'))
-        self._state = AWAITING_RESPONSE
+        self._state = TRANSITIONS[self._state][SEND_REQUEST]
         return data
 
     def send_request_head(self, method, target, headers):
@@ -426,7 +420,7 @@ class HTTP1ClientProtocol(object):
         """Reset for the next request; bytes already received stay for its response."""
         if not self.reusable:
             raise RuntimeError('this connection cannot carry another request')
-        self._state = AWAITING_REQUEST
+        self._state = TRANSITIONS[self._state][NEXT_CYCLE]
 
     # -- one reader per state: each returns the next event or NEED_DATA ---------------------
 
@@ -434,7 +428,7 @@ class HTTP1ClientProtocol(object):
         if self._received:
             raise HTTPInputError('the server sent data while no request was outstanding')
         if self._eof:
-            self._state = CLOSED
+            self._state = TRANSITIONS[self._state][PEER_CLOSED]
             return ConnectionClosed()
         return NEED_DATA
 
@@ -453,7 +447,7 @@ class HTTP1ClientProtocol(object):
             raise HTTPInputError('malformed response head: status code %d' % code)
         if code < 200:
             _check_informational(code)
-            self._state = AWAITING_FINAL_HEAD
+            self._state = TRANSITIONS[self._state][INFORMATIONAL_HEAD]
             return InformationalResponse(version, code, reason, headers)
         self._start_body(minor, code, headers._values, length)
         return ResponseHead(version, code, reason, headers)
@@ -469,15 +463,15 @@ class HTTP1ClientProtocol(object):
         if code in _BODYLESS_CODES or self._method == 'HEAD':
             self._expect_body(0)
         elif 'Transfer-Encoding' in values:
-            self._state = READING_CHUNK_SIZE
+            self._state = TRANSITIONS[self._state][CHUNKED_HEAD]
         elif length is not None:
             self._expect_body(int(length))
         else:
-            self._state = READING_UNTIL_CLOSE
+            self._state = TRANSITIONS[self._state][CLOSE_DELIMITED_HEAD]
             self._keep_alive = False
 
     def _expect_body(self, length):
-        self._state = READING_BODY
+        self._state = TRANSITIONS[self._state][SIZED_HEAD]
         self._remaining = self._body_length = length
 
     def _read_body(self):
@@ -504,10 +498,10 @@ class HTTP1ClientProtocol(object):
         except ValueError as exc:
             raise HTTPInputError('malformed response body: %s' % (exc,))
         if size:
-            self._state = READING_CHUNK
+            self._state = TRANSITIONS[self._state][CHUNK_STARTED]
             self._remaining = size
             return self._read_chunk()
-        self._state = READING_TRAILERS
+        self._state = TRANSITIONS[self._state][LAST_CHUNK_STARTED]
         return self._read_trailers()
 
     def _read_chunk(self):
@@ -516,7 +510,7 @@ class HTTP1ClientProtocol(object):
             return self._wait_for_chunked_body()
         self._remaining -= len(data)
         if not self._remaining:
-            self._state = READING_CHUNK_END
+            self._state = TRANSITIONS[self._state][CHUNK_DATA_READ]
         return BodyData(data)
 
     def _read_chunk_end(self):
@@ -527,7 +521,7 @@ class HTTP1ClientProtocol(object):
         if len(received) < 2:
             return self._wait_for_chunked_body()
         self._received.take(2)
-        self._state = READING_CHUNK_SIZE
+        self._state = TRANSITIONS[self._state][CHUNK_ENDED]
         return self._read_chunk_size()
 
     def _read_trailers(self):
@@ -556,7 +550,7 @@ class HTTP1ClientProtocol(object):
         return NEED_DATA
 
     def _end_message(self, trailers):
-        self._state = RESPONSE_DONE
+        self._state = TRANSITIONS[self._state][MESSAGE_ENDED]
         return EndOfMessage(trailers)
 
     def _read_done(self):

@@ -1,10 +1,11 @@
 """Tornado 5.1's grab bag of helpers, for legacy code that imports them from ``tornado.util``.
 
 Most names here are defined once elsewhere in tinytornado and only named here as Tornado
-named them: `TimeoutError` is the one gen, ioloop and concurrent raise, `Configurable`
-and `import_object` are _configurable's, `errno_from_exception` is netutil's, and
-`raise_exc_info`, `is_finalizing` and the type names are _compat's. New code imports
-them from those modules.
+named them: `TimeoutError` is the one gen, ioloop and concurrent raise, `ObjectDict` is
+_objectdict's (httputil's `HTTPFile` is one), `Configurable` and `import_object` are
+_configurable's, `errno_from_exception` is netutil's, and `raise_exc_info`,
+`is_finalizing` and the type names are _compat's. New code imports them from those
+modules.
 
 `Configurable` is 5.1's whole class, for legacy code's own configurable interfaces: calling
 the base builds the configured class and calls its `initialize`. tinytornado's own bases
@@ -22,6 +23,7 @@ from tinytornado._compat import (
 )
 from tinytornado import _configurable
 from tinytornado._configurable import import_object
+from tinytornado._objectdict import ObjectDict
 from tinytornado.concurrent import TimeoutError
 from tinytornado.netutil import errno_from_exception
 
@@ -58,19 +60,6 @@ class Configurable(_configurable.Configurable):
 
     def initialize(self):
         """Set a new instance up; `__new__` calls it with the constructor's arguments."""
-
-
-class ObjectDict(dict):
-    """A dict whose keys are also attributes: ``d.name`` is ``d['name']``."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name)
-
-    def __setattr__(self, name, value):
-        self[name] = value
 
 
 def exec_in(code, glob, loc=None):

@@ -3,7 +3,7 @@
 Python 3 only (2.7 never imports this module). Importing it teaches `gen` to wait for asyncio
 Futures, Tasks and other awaitables, so ``@gen.coroutine`` code can ``yield`` them (native
 coroutines it runs without this module); and ``async def`` code can ``await`` tinytornado
-Futures (see `tinytornado._compat_py3`).
+Futures (see `tinytornado._kernel_py3`).
 
 How the loop maps onto asyncio
 ------------------------------
@@ -44,11 +44,13 @@ class from tinytornado's `CancelledError` on Python 3.8+).
 from __future__ import absolute_import, division, print_function
 
 import asyncio
+import functools
 import inspect
 
 from tinytornado import gen
 from tinytornado._compat import selectors
-from tinytornado._compat_py3 import asyncio_future_for
+from tinytornado._kernel import copy_outcome
+from tinytornado._kernel_py3 import asyncio_future_for
 from tinytornado.concurrent import Future
 from tinytornado.ioloop import IOLoop, epoch_aligned, fileno_of
 
@@ -397,25 +399,22 @@ def _bridge_loop():
 
 def _from_asyncio_future(asyncio_future):
     future = Future()
-    future.set_canceller(asyncio_future.cancel)
+    future.set_canceller(functools.partial(_cancel_both, asyncio_future, future))
     if asyncio_future.done():
-        _copy_from_asyncio(asyncio_future, future)
+        copy_outcome(asyncio_future, future)
     else:
-        asyncio_future.add_done_callback(lambda done: _copy_from_asyncio(done, future))
+        asyncio_future.add_done_callback(functools.partial(copy_outcome, target=future))
     return future
 
 
-def _copy_from_asyncio(source, future):
-    if future.done():
-        return
-    if source.cancelled():
+def _cancel_both(asyncio_future, future):
+    # `future`'s canceller. Cancelling it cancels `asyncio_future`, which asyncio reports
+    # one pass later: copy_outcome then cancels `future` through here again, and since an
+    # asyncio Future cannot be cancelled twice, one already cancelled cancels `future` now.
+    if asyncio_future.cancelled():
         future.set_cancelled()
-        return
-    exception = source.exception()
-    if exception is None:
-        future.set_result(source.result())
-    else:
-        future.set_exc_info((type(exception), exception, exception.__traceback__))
+        return True
+    return asyncio_future.cancel()
 
 
 def _convert_awaitable(awaitable):
