@@ -3,6 +3,7 @@
 Python 3 only: ``async def`` cannot even be parsed by 2.7.
 """
 import asyncio
+import datetime
 import os
 import socket
 import sys
@@ -210,6 +211,36 @@ def test_main_loop_adopts_the_current_loop_and_leaves_it_open():
     finally:
         asyncio.set_event_loop(None)
         asyncio_loop.close()
+
+
+def test_the_adopted_loop_takes_keyword_arguments_for_calls_and_timers(no_current_loop):
+    # Legacy code inside an asyncio program schedules calls with keywords, as 5.1 takes them.
+    trace = []
+
+    def record(label, *args, **kwargs):
+        trace.append((label, args, sorted(kwargs.items())))
+
+    def finish(done, result):
+        done.set_result(result)
+
+    async def main():
+        io_loop = IOLoop.current()
+        assert isinstance(io_loop, AsyncIOMainLoop)
+        done = asyncio.get_event_loop().create_future()
+        io_loop.add_callback(record, 'add_callback', 1, a=2)
+        io_loop.spawn_callback(record, 'spawn_callback', b=3)
+        io_loop.add_callback_from_signal(record, 'from_signal', c=4)
+        removed = io_loop.call_later(0.01, record, 'removed', d=5)
+        io_loop.add_timeout(datetime.timedelta(seconds=0.02), record, 'add_timeout', e=6)
+        io_loop.call_at(io_loop.time() + 0.03, finish, done, result='done')
+        io_loop.remove_timeout(removed)
+        return await done
+
+    assert run_asyncio(main()) == 'done'
+    assert trace == [('add_callback', (1,), [('a', 2)]),
+                     ('spawn_callback', (), [('b', 3)]),
+                     ('from_signal', (), [('c', 4)]),
+                     ('add_timeout', (), [('e', 6)])]
 
 
 # -- cancellation crosses the bridge ---------------------------------------------------

@@ -248,6 +248,106 @@ def test_add_timeout_takes_deadline_or_timedelta(vloop, clock):
         vloop.add_timeout('soon', lambda: None)
 
 
+def _recorder(trace, label):
+    """A callback that appends (label, args, sorted keyword items) to `trace`."""
+    def record(*args, **kwargs):
+        trace.append((label, args, sorted(kwargs.items())))
+    return record
+
+
+def test_keyword_arguments_reach_every_way_of_scheduling_a_call(vloop, clock):
+    # As Tornado 5.1: legacy code passes keywords through the loop's scheduling calls.
+    # Scheduled before start() and again from a running callback: the asyncio-backed loop
+    # takes a different path in each.
+    trace = []
+
+    def schedule(when):
+        vloop.add_callback(_recorder(trace, when + ' add_callback'), 1, b=2)
+        vloop.spawn_callback(_recorder(trace, when + ' spawn_callback'), c=3)
+        vloop.add_callback_from_signal(_recorder(trace, when + ' from_signal'), 4, d=5)
+        vloop.call_later(1, _recorder(trace, when + ' call_later'), 6, e=7)
+        vloop.call_at(clock() + 2, _recorder(trace, when + ' call_at'), f=8)
+        vloop.add_timeout(clock() + 3, _recorder(trace, when + ' add_timeout'), 9, g=10)
+        vloop.add_timeout(datetime.timedelta(seconds=4),
+                          _recorder(trace, when + ' add_timeout(timedelta)'), h=11)
+        # 5.1's parameter names, which legacy code passes as keywords too.
+        vloop.add_callback(callback=_recorder(trace, when + ' callback='))
+        vloop.call_later(delay=5, callback=_recorder(trace, when + ' delay='), i=12)
+    schedule('before')
+    vloop.call_later(10, schedule, when='during')
+    vloop.call_later(30, vloop.stop)
+    vloop.start()
+    for when, calls in (('before', trace[:9]), ('during', trace[9:])):
+        assert calls == [
+            (when + ' add_callback', (1,), [('b', 2)]),
+            (when + ' spawn_callback', (), [('c', 3)]),
+            (when + ' from_signal', (4,), [('d', 5)]),
+            (when + ' callback=', (), []),
+            (when + ' call_later', (6,), [('e', 7)]),
+            (when + ' call_at', (), [('f', 8)]),
+            (when + ' add_timeout', (9,), [('g', 10)]),
+            (when + ' add_timeout(timedelta)', (), [('h', 11)]),
+            (when + ' delay=', (), [('i', 12)]),
+        ]
+
+
+def test_keywords_named_as_the_loops_own_parameters_reach_the_callback(vloop, clock):
+    # Bound where they arrive: call_later passing them on to call_at(when, ...) must not
+    # take `when` for its own.
+    trace = []
+    vloop.call_later(1, _recorder(trace, 'call_later'), when='w', deadline='d')
+    vloop.add_timeout(clock() + 2, _recorder(trace, 'add_timeout'), when='w', delay='x')
+    vloop.call_at(clock() + 3, _recorder(trace, 'call_at'), deadline='d', delay='x')
+    vloop.spawn_callback(_recorder(trace, 'spawn_callback'), args='a', kwargs='k')
+    vloop.call_later(4, vloop.stop)
+    vloop.start()
+    assert trace == [
+        ('spawn_callback', (), [('args', 'a'), ('kwargs', 'k')]),
+        ('call_later', (), [('deadline', 'd'), ('when', 'w')]),
+        ('add_timeout', (), [('delay', 'x'), ('when', 'w')]),
+        ('call_at', (), [('deadline', 'd'), ('delay', 'x')]),
+    ]
+
+
+def test_a_timeout_given_keyword_arguments_can_be_removed(vloop):
+    trace = []
+    handles = [vloop.call_later(1, _recorder(trace, 'call_later'), 1, a=2),
+               vloop.call_at(vloop.time() + 1, _recorder(trace, 'call_at'), b=3),
+               vloop.add_timeout(datetime.timedelta(seconds=1), _recorder(trace, 'add_timeout'),
+                                 c=4)]
+    vloop.call_later(1, _recorder(trace, 'kept'), d=5)
+    assert len(vloop.pending_work()[0]) == 4
+    for handle in handles:
+        vloop.remove_timeout(handle)
+    assert len(vloop.pending_work()[0]) == 1
+    vloop.call_later(2, vloop.stop)
+    vloop.start()
+    assert trace == [('kept', (), [('d', 5)])]
+    assert vloop.pending_work()[0] == []
+
+
+def test_failures_of_calls_given_keyword_arguments_are_logged_as_others(vloop, app_log_records):
+    def fail(label, how):
+        raise ValueError('%s %s' % (how, label))
+    trace = []
+    vloop.add_callback(fail, 'callback', how='failing')
+    vloop.add_callback(_recorder(trace, 'after the callback'), x=1)
+    vloop.call_later(1, fail, how='failing', label='timer')
+    vloop.call_later(1, _recorder(trace, 'after the timer'), y=2)
+    vloop.call_later(2, vloop.stop)
+    vloop.start()
+    assert trace == [('after the callback', (), [('x', 1)]),
+                     ('after the timer', (), [('y', 2)])]
+    assert [str(record.exc_info[1]) for record in app_log_records] == [
+        'failing callback', 'failing timer']
+    # As Tornado 5.1's: the report names the call, the callback bound to its arguments
+    # (a functools.partial, whose repr shows them on 3.x).
+    for record in app_log_records:
+        assert record.getMessage().startswith('Exception in callback')
+        call = record.args[0]
+        assert call.func is fail and call.keywords['how'] == 'failing'
+
+
 @pytest.mark.own_loop_only('counts the polls of the loop\'s own poller')
 def test_loop_sleeps_until_the_deadline_without_busy_waiting(loop):
     polls = []

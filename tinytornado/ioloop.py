@@ -375,17 +375,21 @@ class IOLoop(Configurable, BlockingAlarm):
 
     # -- callbacks ----------------------------------------------------------------------
 
-    def add_callback(self, callback, *args):
-        """Run `callback(*args)` in the next pass. Safe to call from any thread."""
+    # Every way to schedule a call takes keyword arguments for it, as Tornado 5.1's do
+    # (legacy code passes them). Only a call given some pays for them (`bind_keywords`):
+    # a call given none is kept as it was.
+
+    def add_callback(self, callback, *args, **kwargs):
+        """Run `callback(*args, **kwargs)` in the next pass. Safe from any thread."""
         raise NotImplementedError()
 
-    def add_callback_from_signal(self, callback, *args):
+    def add_callback_from_signal(self, callback, *args, **kwargs):
         """`add_callback` for signal handlers: no locks taken, always wakes the poll."""
         raise NotImplementedError()
 
-    def spawn_callback(self, callback, *args):
-        """Run `callback(*args)` in the next pass, detached from the caller."""
-        self.add_callback(callback, *args)
+    def spawn_callback(self, callback, *args, **kwargs):
+        """Run `callback(*args, **kwargs)` in the next pass, detached from the caller."""
+        self.add_callback(callback, *args, **kwargs)
 
     def add_future(self, future, callback):
         """Run `callback(future)` in the pass after `future` resolves (any thread)."""
@@ -425,16 +429,23 @@ class IOLoop(Configurable, BlockingAlarm):
         """
         raise NotImplementedError()
 
-    def add_timeout(self, deadline, callback, *args):
-        """Run `callback(*args)` at `deadline`: loop time (`self.time()`) or a timedelta."""
+    def add_timeout(self, deadline, callback, *args, **kwargs):
+        """Run `callback(*args, **kwargs)` at `deadline`: loop time (`self.time()`) or a
+        timedelta; returns a handle for remove_timeout."""
+        if kwargs:
+            callback, args = bind_keywords(callback, args, kwargs)
         return self.call_at(deadline_for(deadline, self), callback, *args)
 
-    def call_later(self, delay, callback, *args):
-        """Run `callback(*args)` after `delay` seconds; returns a handle for remove_timeout."""
+    def call_later(self, delay, callback, *args, **kwargs):
+        """Run `callback(*args, **kwargs)` after `delay` seconds; returns a handle for
+        remove_timeout."""
+        if kwargs:
+            callback, args = bind_keywords(callback, args, kwargs)
         return self.call_at(self.time() + delay, callback, *args)
 
-    def call_at(self, when, callback, *args):
-        """Run `callback(*args)` at loop time `when`; returns a handle for remove_timeout."""
+    def call_at(self, when, callback, *args, **kwargs):
+        """Run `callback(*args, **kwargs)` at loop time `when`; returns a handle for
+        remove_timeout."""
         raise NotImplementedError()
 
     def remove_timeout(self, timeout):
@@ -572,22 +583,33 @@ class PollIOLoop(PolledBlockingAlarm, IOLoop):
 
     # -- callbacks ----------------------------------------------------------------------
 
-    def add_callback(self, callback, *args):
-        self._callbacks.append(functools.partial(callback, *args) if args else callback)
+    def add_callback(self, callback, *args, **kwargs):
+        self._callbacks.append(
+            functools.partial(callback, *args, **kwargs) if args or kwargs else callback)
         if self._thread_ident != get_ident():
             self._waker.wake()
 
-    def add_callback_from_signal(self, callback, *args):
-        self._callbacks.append(functools.partial(callback, *args) if args else callback)
+    def add_callback_from_signal(self, callback, *args, **kwargs):
+        self._callbacks.append(
+            functools.partial(callback, *args, **kwargs) if args or kwargs else callback)
         self._waker.wake()
 
     # -- timers -------------------------------------------------------------------------
 
-    def call_later(self, delay, callback, *args):
-        # call_at(self.time() + delay) without time()'s call: a timer a coroutine sleeps on.
-        return self.call_at(self._clock() + self._epoch_offset + delay, callback, *args)
+    def call_later(self, delay, callback, *args, **kwargs):
+        # call_at(self.time() + delay) without time()'s call, nor call_at's: a timer a
+        # coroutine sleeps on. (A method that takes keywords makes a dict at each call.)
+        if kwargs:
+            callback, args = bind_keywords(callback, args, kwargs)
+        return self._add_timer(self._clock() + self._epoch_offset + delay, callback, args)
 
-    def call_at(self, when, callback, *args):
+    def call_at(self, when, callback, *args, **kwargs):
+        if kwargs:
+            callback, args = bind_keywords(callback, args, kwargs)
+        return self._add_timer(when, callback, args)
+
+    def _add_timer(self, when, callback, args):
+        """Queue `callback(*args)` at loop time `when`; returns its handle."""
         handle = next(_timer_handles)
         self._timers.push(when - self._epoch_offset, handle)
         self._timer_callbacks[handle] = callback
@@ -824,6 +846,16 @@ def _default_thread_pool():
     except NotImplementedError:
         cpus = 1
     return futures.ThreadPoolExecutor(max_workers=cpus * 5)
+
+
+def bind_keywords(callback, args, kwargs):
+    """``(call, ())``: `callback` with `args` and `kwargs` bound (functools.partial, as
+    Tornado 5.1 binds every scheduled call), for a method of the loop given keywords.
+
+    Bound where the keywords arrive, before a method passes the call on, so a keyword
+    named as the next method's parameter (``call_later(1, f, when=2)``) reaches `f`.
+    """
+    return functools.partial(callback, *args, **kwargs), ()
 
 
 def epoch_aligned(clock):

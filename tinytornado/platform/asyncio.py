@@ -52,7 +52,7 @@ from tinytornado._compat import selectors
 from tinytornado._kernel import copy_outcome
 from tinytornado._kernel_py3 import asyncio_future_for
 from tinytornado.concurrent import Future
-from tinytornado.ioloop import IOLoop, epoch_aligned, fileno_of
+from tinytornado.ioloop import IOLoop, bind_keywords, epoch_aligned, fileno_of
 
 __all__ = [
     'BaseAsyncIOLoop', 'AsyncIOLoop', 'AsyncIOMainLoop', 'to_asyncio_future',
@@ -142,14 +142,18 @@ class BaseAsyncIOLoop(IOLoop):
 
     # -- callbacks ----------------------------------------------------------------------
 
-    def add_callback(self, callback, *args):
+    def add_callback(self, callback, *args, **kwargs):
+        if kwargs:
+            callback, args = bind_keywords(callback, args, kwargs)
         if asyncio._get_running_loop() is self.asyncio_loop:
             self.asyncio_loop.call_soon(self._run_callback, callback, args)
         else:
             self.add_callback_from_signal(callback, *args)
 
-    def add_callback_from_signal(self, callback, *args):
+    def add_callback_from_signal(self, callback, *args, **kwargs):
         """`add_callback` that always wakes the asyncio loop's poll."""
+        if kwargs:
+            callback, args = bind_keywords(callback, args, kwargs)
         try:
             self.asyncio_loop.call_soon_threadsafe(self._run_callback, callback, args)
         except RuntimeError:
@@ -159,7 +163,9 @@ class BaseAsyncIOLoop(IOLoop):
 
     # -- timers -------------------------------------------------------------------------
 
-    def call_at(self, when, callback, *args):
+    def call_at(self, when, callback, *args, **kwargs):
+        if kwargs:
+            callback, args = bind_keywords(callback, args, kwargs)
         group = self._timer_groups.get(when)
         if group is None:
             group = self._timer_groups[when] = _TimerGroup(when)
