@@ -66,6 +66,9 @@ LAYER_ORDER = [
     ('httpclient', ['tcpclient', '_http1connection', '_httppool']),
     ('_httpclient_legacy', ['httpclient']),  # re-exported by httpclient, at its end.
     ('simple_httpclient', ['httpclient']),  # 5.1's module of its client, re-exported.
+    ('_http1server', ['httputil']),
+    ('_httpserver_legacy', []),  # write's callback=, which httpserver hands it.
+    ('httpserver', ['tcpserver', '_http1server', '_httpserver_legacy']),
     # The crawler, in rooms (CRAWLER_ROOMS): first the building blocks each part uses,
     ('crawler.crawloptions', []),
     ('crawler.urls', []),

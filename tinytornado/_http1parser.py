@@ -1,5 +1,6 @@
-"""The HTTP/1.1 grammar an HTTP client needs, without state: response heads, header fields,
-chunk-size lines and framing fields checked and split; request heads checked and formatted.
+"""The HTTP/1.1 grammar the client and the server share, without state: response heads,
+header fields, chunk-size lines and framing fields checked and split; request heads checked
+and formatted.
 
 The checks are h11's (the library this module replaced), tightened in a few places: lines
 end in CRLF only, the version is HTTP/1.x, chunk extensions hold no control characters
@@ -126,6 +127,18 @@ class ReceiveBuffer(object):
             return found + len(terminator) - start
         if terminator == b'\r\n\r\n' and _BARE_LF_BLANK_LINE.search(data, search_from):
             raise ValueError('a line ends in a bare LF, not CRLF')
+        self._searched = len(data) - start
+        return -1
+
+    def search(self, pattern, longest):
+        """How many bytes come up to the end of the first match of `pattern` (a compiled
+        bytes regex whose matches are at most `longest` bytes long), or -1 while none;
+        like `find`, searches only the bytes not searched before."""
+        data, start = self._data, self._start
+        match = pattern.search(data, start + max(0, self._searched - longest + 1))
+        if match is not None:
+            self._searched = 0
+            return match.end() - start
         self._searched = len(data) - start
         return -1
 

@@ -5,9 +5,9 @@ httputil: `url_concat`, `qs_to_qsl`, `parse_cookie`, the start-line parsers
 `HTTPServerRequest` with the interfaces a server's parts implement (`HTTPMessageDelegate`,
 `HTTPConnection`, `HTTPServerConnectionDelegate`).
 
-tinytornado has no server: they are here so that code and tests written against
-``tornado.httputil`` run. Nothing in the core imports this module; httputil re-exports its
-names at its end.
+They are here so that code and tests written against ``tornado.httputil`` run (and
+httpserver serves its requests as HTTPServerRequest). Nothing in the core imports this
+module; httputil re-exports its names at its end.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -337,8 +337,8 @@ def split_host_and_port(netloc):
 class HTTPServerRequest(object):
     """One HTTP request as a server received it: Tornado 5.1's data object.
 
-    A server makes it (tinytornado has none: tests and legacy code make their own). `uri`
-    is required; the rest is optional. `start_line`, a RequestStartLine, gives method, uri
+    httpserver makes it for a request callback; tests and legacy code make their own.
+    `uri` is required; the rest is optional. `start_line`, a RequestStartLine, gives method, uri
     and version at once.
 
     Attributes (native strings unless said otherwise):

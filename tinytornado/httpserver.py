@@ -1,0 +1,604 @@
+"""An HTTP/1.1 server: Tornado 5.1's `HTTPServer`, on the sans-IO `HTTP1ServerProtocol`.
+
+`HTTPServer` is a TCPServer that serves each connection with an `HTTP1ServerConnection`:
+one coroutine that reads request after request (keep-alive), hands each to a delegate as it
+is read (Tornado's `HTTPMessageDelegate`: `headers_received`, `data_received`, `finish`,
+`on_connection_close`), and waits until its response has been written through the
+request's `HTTP1Connection` (`write_headers`, `write`, `finish`) before reading the next.
+A plain callable is served the whole request at once, as an `HTTPServerRequest`.
+
+A malformed or over-limit request is answered (400, or 431 for a head over
+max_header_size) and its connection closed; an application's exception is logged and its
+connection closed; a client idle past `idle_connection_timeout` between requests, or slower
+than `body_timeout` sending a body, is disconnected. The server itself never fails.
+"""
+from __future__ import absolute_import, division, print_function
+
+import socket
+import sys
+
+from tinytornado import _httpserver_legacy as _legacy
+from tinytornado import gen
+from tinytornado._http1server import HTTP1ServerProtocol
+from tinytornado.concurrent import Future
+from tinytornado.httputil import (
+    NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, HTTPInputError,
+    HTTPMessageDelegate, HTTPServerConnectionDelegate, HTTPServerRequest, RequestStartLine,
+    responses,
+)
+from tinytornado.iostream import SSLIOStream, StreamClosedError
+from tinytornado.log import app_log, gen_log
+from tinytornado.netutil import is_valid_ip
+from tinytornado.tcpserver import TCPServer
+
+__all__ = ['HTTPServer', 'HTTP1ServerConnection', 'HTTP1Connection',
+           'HTTP1ConnectionParameters']
+
+_READ_SIZE = 65536
+_DEFAULT_IDLE_TIMEOUT = 3600  # Tornado 5.1's
+_DEFAULT_MAX_BODY_SIZE = 100 * 1024 * 1024  # Tornado 5.1's (its streams' max_buffer_size)
+
+
+class HTTP1ConnectionParameters(object):
+    """The settings of a server's connections (Tornado 5.1's names).
+
+    Args:
+        no_keep_alive: close each connection after one request.
+        chunk_size: largest piece of a body handed to `data_received`.
+        max_header_size: largest request head, in bytes.
+        header_timeout: seconds a connection may wait for a request head (the server's
+            idle_connection_timeout).
+        max_body_size: largest request body, in bytes.
+        body_timeout: seconds a request body may take to arrive, or None.
+        decompress: decode gzip or deflate request bodies (Content-Encoding).
+    """
+
+    def __init__(self, no_keep_alive=False, chunk_size=None, max_header_size=None,
+                 header_timeout=None, max_body_size=None, body_timeout=None, decompress=False):
+        self.no_keep_alive = no_keep_alive
+        self.chunk_size = chunk_size or _READ_SIZE
+        self.max_header_size = max_header_size or 65536
+        self.header_timeout = header_timeout
+        self.max_body_size = max_body_size
+        self.body_timeout = body_timeout
+        self.decompress = decompress
+
+
+class HTTPServer(TCPServer, HTTPServerConnectionDelegate):
+    """A non-blocking HTTP/1.1 server (Tornado 5.1's arguments)::
+
+        def handle(request):
+            request.connection.write_headers(
+                ResponseStartLine('HTTP/1.1', 200, 'OK'), HTTPHeaders({'Content-Length': '2'}))
+            request.connection.write(b'ok')
+            request.connection.finish()
+
+        server = HTTPServer(handle)
+        server.listen(8888)
+
+    Args:
+        request_callback: a callable given each whole request (an HTTPServerRequest), or
+            an HTTPServerConnectionDelegate (a web Application) that streams them.
+        no_keep_alive: one request per connection.
+        xheaders: take the client's address and protocol from X-Real-Ip or
+            X-Forwarded-For and X-Scheme or X-Forwarded-Proto (behind a proxy).
+        ssl_options: serve TLS (an ssl.SSLContext or a dict, as TCPServer takes).
+        protocol: the request's protocol ('http' or 'https') when xheaders do not say;
+            by default, whether the connection is TLS.
+        decompress_request: decode gzip and deflate request bodies.
+        chunk_size: largest piece of a body handed to data_received (64 KB).
+        max_header_size: largest request head (64 KB); larger ones are answered 431.
+        idle_connection_timeout: seconds a connection waits for its next request (3600).
+        body_timeout: seconds a body may take to arrive (no limit).
+        max_body_size: largest request body (max_buffer_size, or 100 MB); larger ones are
+            answered 400.
+        max_buffer_size: passed to each stream.
+        trusted_downstream: proxy addresses to skip in X-Forwarded-For.
+    """
+
+    def __init__(self, request_callback, no_keep_alive=False, xheaders=False,
+                 ssl_options=None, protocol=None, decompress_request=False, chunk_size=None,
+                 max_header_size=None, idle_connection_timeout=None, body_timeout=None,
+                 max_body_size=None, max_buffer_size=None, trusted_downstream=None):
+        TCPServer.__init__(self, ssl_options=ssl_options, max_buffer_size=max_buffer_size,
+                           read_chunk_size=chunk_size)
+        self.request_callback = request_callback
+        self.xheaders = xheaders
+        self.protocol = protocol
+        self.conn_params = HTTP1ConnectionParameters(
+            no_keep_alive=no_keep_alive, chunk_size=chunk_size,
+            max_header_size=max_header_size,
+            header_timeout=idle_connection_timeout or _DEFAULT_IDLE_TIMEOUT,
+            max_body_size=max_body_size or max_buffer_size or _DEFAULT_MAX_BODY_SIZE,
+            body_timeout=body_timeout, decompress=decompress_request)
+        self.trusted_downstream = set(trusted_downstream or [])
+        self._connections = set()
+
+    @gen.coroutine
+    def close_all_connections(self):
+        """Close every open connection; resolves once each has stopped serving."""
+        while self._connections:
+            yield next(iter(self._connections)).close()
+
+    def handle_stream(self, stream, address):
+        context = _HTTPRequestContext(stream, address, self.protocol, self.trusted_downstream)
+        connection = HTTP1ServerConnection(stream, self.conn_params, context)
+        self._connections.add(connection)
+        connection.start_serving(self)
+
+    def start_request(self, server_conn, request_conn):
+        if isinstance(self.request_callback, HTTPServerConnectionDelegate):
+            delegate = self.request_callback.start_request(server_conn, request_conn)
+        else:
+            delegate = _CallableAdapter(self.request_callback, request_conn)
+        if self.xheaders:
+            delegate = _ProxyAdapter(delegate, request_conn)
+        return delegate
+
+    def on_close(self, server_conn):
+        self._connections.discard(server_conn)
+
+
+class _HTTPRequestContext(object):
+    """What HTTPServerRequest reads from its connection's `context`: the client's
+    `remote_ip` and the `protocol`, which xheaders may replace for one request."""
+
+    def __init__(self, stream, address, protocol, trusted_downstream=None):
+        self.address = address
+        sock = stream.socket
+        self.address_family = sock.family if sock is not None else None
+        if self.address_family in (socket.AF_INET, getattr(socket, 'AF_INET6', None)):
+            self.remote_ip = address[0]
+        else:
+            self.remote_ip = '0.0.0.0'  # a Unix socket's client has no IP (Tornado's value)
+        if protocol:
+            self.protocol = protocol
+        else:
+            self.protocol = 'https' if isinstance(stream, SSLIOStream) else 'http'
+        self._orig_remote_ip = self.remote_ip
+        self._orig_protocol = self.protocol
+        self.trusted_downstream = set(trusted_downstream or [])
+
+    def __str__(self):
+        if self.address_family in (socket.AF_INET, getattr(socket, 'AF_INET6', None)):
+            return self.remote_ip
+        return str(self.address)
+
+    def apply_xheaders(self, headers):
+        """Take the client's address and protocol from a proxy's headers, for one request."""
+        ip = self.remote_ip
+        # The last address not of a trusted proxy is the client's.
+        for candidate in reversed(headers.get('X-Forwarded-For', ip).split(',')):
+            ip = candidate.strip()
+            if ip not in self.trusted_downstream:
+                break
+        ip = headers.get('X-Real-Ip', ip)
+        if is_valid_ip(ip):
+            self.remote_ip = ip
+        proto = headers.get('X-Scheme', headers.get('X-Forwarded-Proto', self.protocol))
+        proto = proto.split(',')[-1].strip()
+        if proto in ('http', 'https'):
+            self.protocol = proto
+
+    def unapply_xheaders(self):
+        """Back to the connection's own address and protocol (the request is over)."""
+        self.remote_ip = self._orig_remote_ip
+        self.protocol = self._orig_protocol
+
+
+class _CallableAdapter(HTTPMessageDelegate):
+    """Gathers one request whole for a request_callback."""
+
+    def __init__(self, request_callback, request_conn):
+        self.connection = request_conn
+        self.request_callback = request_callback
+        self.request = None
+        self._chunks = []
+
+    def headers_received(self, start_line, headers):
+        self.request = HTTPServerRequest(connection=self.connection, start_line=start_line,
+                                         headers=headers)
+
+    def data_received(self, chunk):
+        self._chunks.append(chunk)
+
+    def finish(self):
+        self.request.body = b''.join(self._chunks)
+        self.request._parse_body()
+        self.request_callback(self.request)
+
+    def on_connection_close(self):
+        self._chunks = None
+
+
+class _ProxyAdapter(HTTPMessageDelegate):
+    """Applies xheaders to the connection's context for the length of one request."""
+
+    def __init__(self, delegate, request_conn):
+        self.connection = request_conn
+        self.delegate = delegate
+
+    def headers_received(self, start_line, headers):
+        self.connection.context.apply_xheaders(headers)
+        return self.delegate.headers_received(start_line, headers)
+
+    def data_received(self, chunk):
+        return self.delegate.data_received(chunk)
+
+    def finish(self):
+        self.delegate.finish()
+        self.connection.context.unapply_xheaders()
+
+    def on_connection_close(self):
+        self.delegate.on_connection_close()
+        self.connection.context.unapply_xheaders()
+
+
+class _DelegateFailed(Exception):
+    """The application's delegate raised (logged already): close the connection."""
+
+
+class HTTP1ServerConnection(object):
+    """Serves the requests of one connection, one after another.
+
+    Args:
+        stream: the connection's IOStream.
+        params: an HTTP1ConnectionParameters.
+        context: what requests read as ``request.connection.context`` (remote_ip...).
+    """
+
+    def __init__(self, stream, params=None, context=None):
+        self.stream = stream
+        self.params = params or HTTP1ConnectionParameters()
+        self.context = context
+        self.protocol = HTTP1ServerProtocol(
+            max_header_size=self.params.max_header_size,
+            max_body_size=self.params.max_body_size,
+            no_keep_alive=self.params.no_keep_alive)
+        self._serving_future = None
+
+    @gen.coroutine
+    def close(self):
+        """Close the connection; resolves once it has stopped serving."""
+        self.stream.close()
+        if self._serving_future is not None:
+            yield self._serving_future  # _serve logs what fails and never raises
+
+    def start_serving(self, delegate):
+        """Serve requests, each to the HTTPMessageDelegate that
+        ``delegate.start_request(self, request_connection)`` returns (`delegate` being an
+        HTTPServerConnectionDelegate), until the connection closes."""
+        self._serving_future = self._serve(delegate)
+
+    @gen.coroutine
+    def _serve(self, delegate):
+        try:
+            while True:
+                request_conn = HTTP1Connection(self)
+                message_delegate = delegate.start_request(self, request_conn)
+                try:
+                    keep_going = yield request_conn.read_request(message_delegate)
+                except _DelegateFailed:
+                    self.stream.close()
+                    return
+                if not keep_going:
+                    return
+        except Exception:
+            gen_log.error('Uncaught exception serving %s', self.context, exc_info=True)
+            self.stream.close()
+        finally:
+            delegate.on_close(self)
+
+
+class HTTP1Connection(object):
+    """One request of a server connection: reads it into its delegate and writes its
+    response (Tornado 5.1's HTTPConnection interface: `write_headers`, `write`, `finish`).
+
+    Attributes:
+        stream: the IOStream (None once `detach` has taken it).
+        context: the connection's context (remote_ip, protocol).
+        params: its HTTP1ConnectionParameters.
+    """
+
+    def __init__(self, server_conn):
+        self._server_conn = server_conn
+        self.stream = server_conn.stream
+        self.context = server_conn.context
+        self.params = server_conn.params
+        self._protocol = server_conn.protocol
+        self._finish_future = Future()  # the response has been written whole (or abandoned)
+        self._pending_write = None
+        self._close_callback = None
+        self._body_timeout = self.params.body_timeout
+        self._timer = None
+        self._timed_out = False
+        self._write_finished = False
+
+    # -- reading -----------------------------------------------------------------------------
+
+    @gen.coroutine
+    def read_request(self, delegate):
+        """Read one request into `delegate`; a Future of True if the connection can serve
+        another, False if it is closed (or detached).
+
+        Raises (through the Future):
+            _DelegateFailed: the delegate raised; the error was logged.
+        """
+        protocol = self._protocol
+        delegate_open = False  # headers_received was called, finish not yet
+        try:
+            self._start_timer(self.params.header_timeout)
+            head = yield self._next_event()
+            self._stop_timer()
+            if head is None or head.__class__ is ConnectionClosed:
+                raise gen.Return(False)
+            decoder = self._decoder(head.headers)
+            delegate_open = True
+            yield self._call(delegate.headers_received,
+                             RequestStartLine(head.method, head.target, head.version),
+                             head.headers)
+            if self.stream is None:  # detached: the delegate has the stream now
+                delegate_open = False
+                raise gen.Return(False)
+            self._start_timer(self._body_timeout, body=True)
+            event = yield self._next_event(may_continue=True)
+            while event is not None and event.__class__ is BodyData:
+                data = event.data if decoder is None else decoder.decompress(event.data)
+                if not self._write_finished:  # else the response did without the body
+                    yield self._deliver(delegate, data)
+                event = yield self._next_event()
+            self._stop_timer()
+            if event is None:
+                raise gen.Return(False)
+            if not self._write_finished:  # else the response did without the body
+                delegate_open = False
+                self._call_now(delegate.finish)
+            if not self._finish_future.done() and not self.stream.closed():
+                self.stream.set_close_callback(self._on_connection_close)
+                yield self._finish_future
+            if self.stream is None:
+                raise gen.Return(False)
+            if protocol.reusable and not self.stream.closed():
+                protocol.start_next_cycle()
+                raise gen.Return(True)
+            self.stream.close()
+            raise gen.Return(False)
+        except HTTPInputError as e:  # RequestError, or a body that does not decode
+            yield self._refuse(e)
+            raise gen.Return(False)
+        finally:
+            self._stop_timer()
+            if delegate_open:
+                self._call_quietly(delegate.on_connection_close)
+            self._clear_callbacks()
+
+    def _decoder(self, headers):
+        """A ContentDecoder for the body if decompress is on and it is encoded (the
+        Content-Encoding then moves to X-Consumed-Content-Encoding, as in 5.1), else None."""
+        encoding = headers.get('Content-Encoding')
+        if (not self.params.decompress or encoding is None or
+                encoding.strip().lower() not in ContentDecoder.ENCODINGS):
+            return None
+        headers.add('X-Consumed-Content-Encoding', encoding)
+        del headers['Content-Encoding']
+        return ContentDecoder(encoding, self._protocol.max_body_size or sys.maxsize)
+
+    @gen.coroutine
+    def _next_event(self, may_continue=False):
+        """The protocol's next event, read for as needed; None once the stream is closed
+        by a timeout or the application, or detached. With `may_continue`, a 100 Continue
+        is sent first if the request asked for one and its body has not come."""
+        protocol = self._protocol
+        while True:
+            event = protocol.next_event()
+            if event is not NEED_DATA:
+                raise gen.Return(event)
+            stream = self.stream
+            if stream is None or (stream.closed() and self._timed_out):
+                raise gen.Return(None)
+            if may_continue:
+                may_continue = False
+                data = protocol.send_continue()
+                if data and not stream.closed():
+                    stream.write(data)
+            try:
+                data = yield stream.read_bytes(_READ_SIZE, partial=True)
+            except StreamClosedError:
+                if self._timed_out or self.stream is None:
+                    raise gen.Return(None)
+                data = b''
+            protocol.receive_data(data)
+
+    @gen.coroutine
+    def _deliver(self, delegate, data):
+        """Hand `data` to the delegate in pieces of at most chunk_size, waiting for each
+        Future it returns (its flow control)."""
+        size = self.params.chunk_size
+        for start in range(0, len(data), size):
+            yield self._call(delegate.data_received, data[start:start + size])
+
+    def _call(self, method, *args):
+        """Call a delegate's method; its Future (or None); _DelegateFailed if it raised."""
+        result = self._call_now(method, *args)
+        if result is None:
+            return None
+        checked = Future()
+
+        def check(done):
+            if done.exception() is not None:
+                app_log.error('Uncaught exception', exc_info=done.exc_info())
+                checked.set_exception(_DelegateFailed())
+            else:
+                checked.set_result(None)
+        gen.convert_yielded(result).add_done_callback(check)
+        return checked
+
+    def _call_now(self, method, *args):
+        """Call a delegate's method and return what it returns; _DelegateFailed (the
+        error logged) if it raised."""
+        try:
+            return method(*args)
+        except Exception:
+            app_log.error('Uncaught exception', exc_info=True)
+            raise _DelegateFailed()
+
+    def _call_quietly(self, method):
+        try:
+            method()
+        except Exception:
+            app_log.error('Uncaught exception', exc_info=True)
+
+    @gen.coroutine
+    def _refuse(self, error):
+        """Answer a request the server cannot read (if an answer is due and none has
+        begun), then close the connection."""
+        stream = self.stream
+        code = getattr(error, 'code', 400)
+        if code is None or stream is None:  # the client left mid-request; or detached
+            if stream is not None:
+                stream.close()
+            return
+        gen_log.info('Malformed HTTP message from %s: %s', self.context, error)
+        if not self._protocol.response_started and not stream.closed():
+            try:
+                # Its body ends where the connection does: it is empty.
+                yield stream.write(('HTTP/1.1 %d %s\r\n\r\n'
+                                    % (code, responses.get(code, 'Error'))).encode('ascii'))
+            except StreamClosedError:
+                pass  # the client left first: nothing more to tell it
+        stream.close()
+
+    def _start_timer(self, seconds, body=False):
+        """Close the connection in `seconds` (if not None) unless _stop_timer is called:
+        it waits too long for a request head, or for a `body`."""
+        self._stop_timer()
+        if seconds:
+            io_loop = self.stream.io_loop
+            self._timer = io_loop.call_at(io_loop.time() + seconds, self._time_out, body)
+
+    def _stop_timer(self):
+        if self._timer is not None:
+            self._server_conn.stream.io_loop.remove_timeout(self._timer)
+            self._timer = None
+
+    def _time_out(self, body):
+        self._timer = None
+        self._timed_out = True
+        if body:  # an idle connection closes quietly, as in 5.1
+            gen_log.info('Timeout reading body from %s', self.context)
+        self._server_conn.stream.close()
+
+    # -- Tornado 5.1's HTTPConnection interface ----------------------------------------------
+
+    def set_body_timeout(self, timeout):
+        """Seconds this request's body may take to arrive (from headers_received)."""
+        self._body_timeout = timeout
+
+    def set_max_body_size(self, max_body_size):
+        """Largest body this request may have (from headers_received)."""
+        self._protocol.max_body_size = max_body_size
+
+    def set_close_callback(self, callback):
+        """Call `callback` if the connection closes before this request's response ends."""
+        self._close_callback = callback
+
+    def _on_connection_close(self):
+        callback, self._close_callback = self._close_callback, None
+        if callback is not None:
+            self._call_quietly(callback)
+        if not self._finish_future.done():
+            self._finish_future.set_result(None)
+        self._clear_callbacks()
+
+    def _clear_callbacks(self):
+        self._close_callback = None
+        if self.stream is not None:
+            self.stream.set_close_callback(None)
+
+    def detach(self):
+        """Take the stream over (the server lets go of the connection): returns it."""
+        self._clear_callbacks()
+        stream, self.stream = self.stream, None
+        if not self._finish_future.done():
+            self._finish_future.set_result(None)
+        return stream
+
+    def write_headers(self, start_line, headers, chunk=None, callback=None):
+        """Write the response's head (a ResponseStartLine; its version is ignored) and,
+        optionally, the first `chunk` of its body. A Future of the write, unless `callback`
+        (Tornado 5.1's, deprecated) is given."""
+        if self.stream is None or self.stream.closed():
+            return self._closed_write()
+        data = self._protocol.send_response_head(start_line.code, start_line.reason, headers)
+        if chunk:
+            data += self._frame(chunk)
+        return self._write(data, callback)
+
+    def write(self, chunk, callback=None):
+        """Write the next `chunk` of the body. A Future of the write, unless `callback`
+        (Tornado 5.1's, deprecated) is given.
+
+        Raises:
+            HTTPOutputError: more than the Content-Length; the connection is closed.
+        """
+        if self.stream is None or self.stream.closed():
+            return self._closed_write()
+        return self._write(self._frame(chunk), callback)
+
+    def finish(self):
+        """The response has been written whole.
+
+        Raises:
+            HTTPOutputError: less than the Content-Length was written; the connection is
+                closed.
+        """
+        try:
+            data = self._protocol.end_body()
+        except Exception:
+            if self.stream is not None:
+                self.stream.close()
+            raise
+        self._write_finished = True
+        if self.stream is None or self.stream.closed():
+            self._finish_request()
+            return
+        if data:
+            self._pending_write = self.stream.write(data)
+        if self._pending_write is None or self._pending_write.done():
+            self._finish_request()
+        else:
+            self._pending_write.add_done_callback(lambda future: self._finish_request())
+
+    def close(self):
+        """Close the connection."""
+        if self.stream is not None:
+            self.stream.close()
+        self._clear_callbacks()
+        if not self._finish_future.done():
+            self._finish_future.set_result(None)
+
+    def _frame(self, chunk):
+        try:
+            return self._protocol.send_body_data(chunk)
+        except Exception:
+            self.stream.close()
+            raise
+
+    def _write(self, data, callback):
+        future = self._pending_write = self.stream.write(data)
+        if callback is not None:
+            _legacy.call_when_written(self.stream.io_loop, future, callback)
+            return None
+        return future
+
+    def _closed_write(self):
+        future = Future()
+        future.set_exception(StreamClosedError())
+        future.exception()  # retrieved: the caller may ignore it, as 5.1's callers do
+        return future
+
+    def _finish_request(self):
+        # The protocol says whether the connection carries another request; read_request
+        # acts on it once this resolves.
+        if not self._finish_future.done():
+            self._finish_future.set_result(None)
