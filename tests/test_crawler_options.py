@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tinytornado.crawler.application.cli import _crawler_options, build_parser
+from tinytornado.crawler.application.cli import _option_values, build_parser
 from tinytornado.crawler.crawloptions import (DEFAULT_OPTIONS, FILE_OPTIONS, JOURNALED_OPTIONS,
                                               NUMBER_LIMITS, OPTIONS, markdown_table)
 from tinytornado.crawler.engine import Crawler
@@ -70,12 +70,12 @@ def test_the_command_line_has_every_default_of_the_table():
 
 
 def test_the_command_line_passes_every_crawler_option_it_has():
-    options = _crawler_options(build_parser().parse_args(['--max-depth', '3', '--lenient']))
+    # Every option with flags, --output's path too: the Crawler owns its output file.
+    options = _option_values(build_parser().parse_args(['--max-depth', '3', '--lenient']))
     assert (options['max_depth'], options['strict']) == (3, False)
-    assert set(options) == set(option.name for option in OPTIONS if option.api and
-                               option.cli is not None and option.name != 'output') | set(
-                                   ['keep_statistics'])
-    Crawler(['http://example.com/'], **options)  # every one of them a Crawler option
+    assert set(options) == set(option.name for option in OPTIONS if option.cli is not None)
+    api = dict((name, value) for name, value in options.items() if name in DEFAULT_OPTIONS)
+    Crawler(['http://example.com/'], **api)  # every one of them a Crawler option
 
 
 def test_a_crawler_takes_the_defaults_and_refuses_unknown_options():

@@ -13,7 +13,7 @@ import collections
 import pytest
 
 from tinytornado import gen
-from tinytornado.crawler.application.cli import _crawler_options, build_parser, main
+from tinytornado.crawler.application.cli import _option_values, build_parser, main
 from tinytornado.crawler.engine import DEFAULT_OPTIONS, Crawler
 from tinytornado.crawler.frontier import Frontier
 from tinytornado.crawler.politeness import AutoThrottle
@@ -286,7 +286,7 @@ def test_help_shows_every_default():
 
 
 def test_the_command_line_has_the_crawler_defaults():
-    options = _crawler_options(build_parser().parse_args(['http://example.com/']))
+    options = _option_values(build_parser().parse_args(['http://example.com/']))
     for name in ('max_per_host', 'delay', 'target_concurrency', 'start_delay', 'min_delay',
                  'max_delay'):
         assert options[name] == DEFAULT_OPTIONS[name], name
@@ -297,7 +297,7 @@ def test_the_command_line_passes_the_politeness_options():
         'http://example.com/', '--max-per-host', '4', '--delay', '0.5',
         '--target-concurrency', '3', '--start-delay', '2', '--min-delay', '0.1',
         '--max-delay', '20'])
-    options = _crawler_options(args)
+    options = _option_values(args)
     assert [options[name] for name in ('max_per_host', 'delay', 'target_concurrency',
                                        'start_delay', 'min_delay', 'max_delay')
             ] == [4, 0.5, 3.0, 2.0, 0.1, 20.0]

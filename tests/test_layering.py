@@ -84,7 +84,7 @@ LAYER_ORDER = [
     ('crawler.resp', ['_bytebuffer', '_compat']),
     ('crawler.redisclient', ['crawler.resp', 'tcpclient']),
     # then the parts the engine coordinates, each behind its own interface,
-    ('crawler.outputs', ['crawler.journal']),
+    ('crawler.outputs', ['crawler.journal', 'crawler.crawloptions']),
     ('crawler.fetch', ['crawler.links', 'crawler.warc']),
     ('crawler.extractors', ['crawler.fetch', 'crawler.sitemaps']),
     ('crawler.policy', ['crawler.fetch', 'crawler.politeness']),
@@ -107,7 +107,8 @@ CRAWLER_ROOMS = {
     'outputs': ['outputs', 'output'],
     'fetch': ['fetch', 'external'],
     'policy': ['hostpolicy', 'scope'],
-    'store': ['workstore', 'redisstore', 'storecontract'],
+    # where a crawl is kept, and its configuration resolved (taken back from it)
+    'store': ['workstore', 'redisstore', 'storecontract', 'configuration'],
     'application': ['__main__'],
 }
 ROOM_OF_CRAWLER_MODULE = dict((module, room) for room, modules in CRAWLER_ROOMS.items()

@@ -16,7 +16,8 @@ import os
 import pytest
 
 from tinytornado import gen
-from tinytornado.crawler.crawloptions import OptionValues, crawler_options
+from tinytornado.crawler.crawloptions import OptionValues
+from tinytornado.crawler.journal import Journal
 from tinytornado.crawler.engine import WorkItem
 from tinytornado.crawler.redisclient import RedisClient
 from tinytornado.crawler.workstore import MemoryWorkStore, SharedWorkStore, SqliteWorkStore
@@ -68,8 +69,8 @@ class StoreKind(object):
         if self.name == 'memory':
             store = MemoryWorkStore()
         elif self.name == 'sqlite':
-            store = SqliteWorkStore(os.path.join(str(self._tmpdir), self._crawl + '.db'),
-                                    again, WorkItem)
+            store = SqliteWorkStore(
+                Journal(os.path.join(str(self._tmpdir), self._crawl + '.db')), WorkItem)
         else:
             client = RedisClient(self.server().url(), backoff_base=0.01)
             store = SharedWorkStore(client, self._crawl, WorkItem, own_client=True,
@@ -85,8 +86,8 @@ class StoreKind(object):
 
 def opened(store, roots, **options):
     """`store` opened for `roots` with crawler `options`; the OptionValues."""
-    values = OptionValues(crawler_options(options))
-    store.open(roots, options, values)
+    values = OptionValues(options)
+    store.open(roots, values)
     return values
 
 

@@ -6,8 +6,11 @@ Pure building blocks (no I/O, no event loop) live in their own modules: ``urls``
 (reading sitemaps).
 
 The crawl itself: ``engine`` (`Crawler`) is a coordinator over parts, each behind its own
-interface: ``crawloptions`` (every option declared once, and what argparse, `Crawler`, the
-journal, usage's checks and docs/crawler-options.md are made from), ``frontier`` (per-host
+interface: ``crawloptions`` (every option declared once, with the options it requires or
+excludes, and what argparse, `Crawler`, the journal, usage's checks and
+docs/crawler-options.md are made from), ``configuration`` (a crawl's configuration
+resolved once: checked, its journal or Redis client opened, a kept crawl's options taken
+back), ``frontier`` (per-host
 queues served in turn) with ``seen`` and ``journal`` (resuming), ``hostpolicy`` (delay,
 per-host cap, pauses, Retry-After, robots.txt and AutoThrottle, from ``politeness``),
 ``fetch`` (one request), ``extractors`` (what a response leads to: redirect targets,

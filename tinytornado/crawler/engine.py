@@ -30,6 +30,8 @@ from __future__ import absolute_import, division, print_function
 import collections
 import sys
 
+import six
+
 from tinytornado import gen
 from tinytornado._compat import raise_exc_info
 from tinytornado.concurrent import Future
@@ -37,23 +39,32 @@ from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
 from tinytornado.log import app_log
 
-from .crawloptions import DEFAULT_OPTIONS, JOURNALED_OPTIONS, OptionValues, crawler_options
-from .extractors import Admission, Extractors, HtmlLinks, RedirectTarget, SitemapEntries
+from .configuration import configure
+from .crawloptions import (DEFAULT_OPTIONS, JOURNALED_OPTIONS, FileRefused,
+                           check_crawler_options)
+from .extractors import Admission, Extractors, checked_extractors, default_extractors
 from .fetch import Fetcher, describe_exception
-from .hostpolicy import PUT_BACK, Refused
+from .hostpolicy import PutBack, Refused
 from .journal import as_journaled
-from .outputs import (ArchiveOutput, CallbackOutput, JsonLinesOutput, StatisticsOutput)
+from .output import STDOUT, STDOUT_NAME, open_output
+from .outputs import (ArchiveOutput, CallbackOutput, JsonLinesOutput, OutputError,
+                      StatisticsOutput)
 from .scope import Scope
 from .sitemaps import ROBOTS_DEPTH, is_sitemap_depth, sitemap_sources
 from .stats import CrawlStatistics, FetchStatistic
 from .warc import open_archive
 from .workstore import host_key, open_work_store
 
-__all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
+__all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem', 'GivenBack']
 
 # One unit of work: `depth` counts links followed from a root (a redirect keeps it);
 # `max_redirect` is the redirect budget left; `tries` the tries made before this one.
 WorkItem = collections.namedtuple('WorkItem', 'url host depth max_redirect tries')
+
+# A try's end, besides a FetchStatistic (its URL finished): the item went back to the store
+# (for another try, for its host's turn, or dropped once the crawl stops); `stored` is the
+# store's Future of that.
+GivenBack = collections.namedtuple('GivenBack', 'stored')
 
 # The failure of a URL whose hand-outs all ended with its lease expired (a shared store
 # counts each as a try): it killed or hung every worker it went to, and is not tried again.
@@ -62,7 +73,9 @@ _LEASES_LOST = 'LeaseExpired: handed out %d times, never finished'
 
 class Crawler(object):
     """Crawl every page reachable from `roots` in scope; crawloptions.OPTIONS tells the
-    options (`options`, once taken: an `OptionValues`).
+    options (`options`, once resolved: an `OptionValues`). Instead of roots and options,
+    a `configuration.Configuration` resolved beforehand may be given (the command line
+    does: `configuration.resolve` waits for a shared crawl's options).
 
     ::
 
@@ -73,17 +86,21 @@ class Crawler(object):
     in SQLite with `state`, or a `workstore.SharedWorkStore` that several processes crawl
     together.
 
-    With a journal (`state`) and an `output`, a URL's line is written once the journal
-    has the URL as finished: after a kill, the output may lack the last URL's line and
-    end in a torn line, never the other way round. To resume, open the output with
-    `tinytornado.crawler.output.open_output`, which mends it from the journal; the
-    output then holds exactly one line per finished URL, at every instant after::
+    `output` is a path ('-': standard output), or a text stream its caller closes. The
+    crawl opens a path itself, once its store has accepted the crawl (a crawl refused
+    leaves the file as it was), and closes it at its end. With a journal (`state`), a
+    URL's line is written
+    once the journal has the URL as finished: after a kill, the output may lack the last
+    URL's line and end in a torn line, never the other way round. A resumed crawl mends
+    the file at `output` from its journal first (`output.open_output`): it then holds
+    exactly one line per finished URL, at every instant after::
 
-        Crawler([], state=state, resume=True, output=open_output(path, state))
+        Crawler([], state=state, resume=True, output=path)
 
     A resumed crawl takes its roots and the options that shape it (scope, politeness,
-    tries) back from the journal: give them again or not, but the same; the others
-    (`max_tasks`, timeouts, `hashed_seen`, where results go) may change.
+    tries) back from the journal (`configuration.configure`): give them again or not, but
+    the same; the others (`max_tasks`, timeouts, `hashed_seen`, where results go) may
+    change, and the files the command line wrote are written again unless given others.
 
     Polite by default: at most `max_per_host` (2) requests in flight to one host, and
     between two requests to it a delay adapted to its latency by AutoThrottle's rule
@@ -94,19 +111,39 @@ class Crawler(object):
     `max_rate` requests per second (5). ``max_per_host=None, delay=0, max_rate=0`` crawl
     as fast as `max_tasks` allows.
 
+    What a response leads to is told by `extractors` (extractors.py tells how to write
+    one): the first that wants a response reads it. By default
+    ``extractors.default_extractors(frames)``: redirects, sitemaps and HTML pages; a list
+    given replaces them (add yours to ``default_extractors()`` to keep them).
+
     Raises:
-        ValueError: a root is not an http(s) URL, an option is invalid, `state`
-            holds a crawl and `resume` is not set, or roots or options given to a resume
-            contradict the journal's.
-        TypeError: an unknown option.
+        ValueError: a root is not an http(s) URL, an option is invalid (out of its range,
+            without one it requires, with one it excludes: a
+            `crawloptions.ConfigurationError`), `state` holds a crawl and `resume` is
+            not set, roots or options given to a resume contradict the journal's, the
+            `output` file cannot be written, or `frames` is given with `extractors`.
+        TypeError: an unknown option, an extractor without its methods, or a
+            configuration given with roots or options.
     """
 
-    def __init__(self, roots, store=None, **given):
-        self.options = options = OptionValues(crawler_options(given))
+    def __init__(self, roots=None, store=None, extractors=None, configuration=None,
+                 **given):
+        if extractors is not None:  # checked before a store is opened, as options are
+            if 'frames' in given:
+                raise ValueError('frames chooses the default extractors: with extractors, '
+                                 'give HtmlLinks(frames=True) among them instead')
+            extractors = checked_extractors(extractors)
+        if configuration is None:
+            check_crawler_options(given)
+            configuration = configure(given, roots or ())
+        elif roots is not None or given:
+            raise TypeError('Crawler takes a configuration, or roots and options: not both')
+        self.options = options = configuration.options
         self.io_loop = IOLoop.current()
-        self.store = store if store is not None else open_work_store(options, WorkItem)
+        self.store = (store if store is not None
+                      else open_work_store(configuration, WorkItem))
         # The store's contract (storecontract.py): open it, start it, use it.
-        self.roots = self.store.open(roots, given, options)  # may take options back
+        self.roots = self.store.open(configuration.roots, options)
         self.policy = self.store.policy
         self.scope = Scope(self.roots, strict=options.strict, include=options.include,
                            exclude=options.exclude)
@@ -115,20 +152,20 @@ class Crawler(object):
         self.done = self.statistics.done
         admission = Admission(self.seen_urls, self.scope, self._admit, options.max_redirect,
                               options.on_links, options.on_written_links,
-                              options.on_external_links)
-        self.extractors = Extractors([
-            RedirectTarget(admission), SitemapEntries(admission),
-            HtmlLinks(admission, options.frames, options.max_depth)])
+                              options.on_external_links, options.max_depth)
+        if extractors is None:  # frames may come from a resumed crawl's journal
+            extractors = default_extractors(options.frames)
+        self.extractors = Extractors(extractors, admission)
         self.http_client = options.http_client
         self._own_client = self.http_client is None
         self.fetcher = None  # made by crawl(), with the client
         self._stopped = Future()
         self._stopping = False
         self._failure = None  # exc_info of an error that ended the crawl
-        # Last: a crawl refused above must not have emptied the WARC file.
+        # Last: a crawl refused above must not have emptied the WARC file, nor the output.
         self.archive = open_archive(options.warc, options.user_agent, options.obey_robots,
                                     options.resume)
-        self.outputs = self._outputs()
+        self.outputs = self._outputs(self._open_output())
 
     @property
     def frontier(self):
@@ -140,13 +177,34 @@ class Crawler(object):
         """The SQLite store's `journal.Journal`, or None."""
         return self.store.journal
 
-    def _outputs(self):
-        """The crawl's outputs in order (see outputs.py); the journal is not one of them:
-        the store writes it first, with the URLs a finished one queued."""
+    def _open_output(self):
+        """The JsonLinesOutput of `output`, or None. A path is opened here, a resumed
+        crawl's mended from its journal first."""
+        output = self.options.output
+        if output is None or not isinstance(output, six.string_types):
+            return None if output is None else JsonLinesOutput(output)
+        journal = self.store.journal
+        try:
+            stream = open_output(output, journal if journal is not None and
+                                 not journal.is_empty() else None,
+                                 shared=self.options.redis is not None)
+        except (ValueError, IOError, OSError) as e:  # the crawl is refused: free it all
+            self.store.close()
+            if self.archive is not None:
+                self.archive.close()
+            raise FileRefused('output', output, e)
+        if output == STDOUT:
+            return JsonLinesOutput(stream, STDOUT_NAME, owned=True)
+        return JsonLinesOutput(stream, output, 'output', owned=True)
+
+    def _outputs(self, lines):
+        """The crawl's outputs in order (see outputs.py): `lines` (the JSON lines, or
+        None) first; the journal is not one of them: the store writes it first, with the
+        URLs a finished one queued."""
         options = self.options
         outputs = [StatisticsOutput(self.statistics)]
-        if options.output is not None:
-            outputs.insert(0, JsonLinesOutput(options.output))
+        if lines is not None:
+            outputs.insert(0, lines)
         if options.on_statistic is not None:
             outputs.append(CallbackOutput(options.on_statistic))
         outputs.extend(options.outputs)
@@ -224,8 +282,14 @@ class Crawler(object):
         self.statistics.finish(todo, self._stopping)
         if self._own_client and self.http_client is not None:
             self.http_client.close()
-        for output in self.outputs:
-            output.close()
+        failure = None
+        for output in self.outputs:  # each is closed, whichever fails
+            try:
+                output.close()
+            except OutputError:
+                failure = failure or sys.exc_info()
+        if failure is not None:
+            raise_exc_info(failure)
 
     @gen.coroutine
     def _work(self):
@@ -288,8 +352,8 @@ class Crawler(object):
         except Exception as e:  # whatever went wrong belongs to this URL's statistic
             app_log.debug('crawling %s failed', item.url, exc_info=True)
             outcome = self._statistic(item, started, exception=describe_exception(e))
-        if outcome.__class__ is Future:
-            yield outcome  # the item given back to the store
+        if isinstance(outcome, GivenBack):
+            yield outcome.stored
         else:
             # The store records the URL first (a journal, a shared crawl's stream), then
             # the outputs: see _record.
@@ -306,10 +370,15 @@ class Crawler(object):
             self._record(statistic)
 
     def _settle(self, item, fetched, started, new_items):
-        """The statistic of a try, or the Future of the item given back to the store."""
-        if fetched is PUT_BACK:
-            return self.store.put_back(item)
-        if fetched.__class__ is Refused:
+        """The end of a try: its FetchStatistic, or a GivenBack.
+
+        `fetched` is what the policy or the request answered: a `hostpolicy.PutBack` (no
+        try), a `hostpolicy.Refused` (none made, or robots.txt says no), or an answer to
+        settle (`fetch.Fetched`, or the policy's `hostpolicy.Failure`, alike).
+        """
+        if isinstance(fetched, PutBack):
+            return GivenBack(self.store.put_back(item))
+        if isinstance(fetched, Refused):
             return self._statistic(item, started, exception=fetched.exception,
                                    tried=fetched.tried)
         if fetched.transient:
@@ -324,7 +393,7 @@ class Crawler(object):
 
     def _retry(self, item, fetched):
         """Count the failure (of the URL, and of its host if it says the host is in
-        trouble); the Future of its retry, after its back-off, or None if it fails for
+        trouble); the GivenBack of its retry, after its back-off, or None if it fails for
         good."""
         pause, given_up = self.policy.failed(item, fetched)  # the store fails its others
         if given_up or item.tries + 1 >= self.options.max_tries:
@@ -332,8 +401,8 @@ class Crawler(object):
         # Once stopped, the item is dropped like those in flight, not finished as failed:
         # a journal keeps it queued, with this try counted.
         if self._stopping:
-            return self.store.abandon(item)
-        return self.store.retry(item, pause)
+            return GivenBack(self.store.abandon(item))
+        return GivenBack(self.store.retry(item, pause))
 
     def _outcome(self, item, fetched, started, new_items):
         """The statistic of a finished try; collects what it links or redirects to."""

@@ -13,12 +13,16 @@ from __future__ import absolute_import, division, print_function
 import io
 import json
 import os
+import sys
 
 import six
 
 from .journal import Journal
 
-__all__ = ['statistic_line', 'open_output', 'mend_output']
+__all__ = ['statistic_line', 'open_output', 'mend_output', 'STDOUT', 'STDOUT_NAME']
+
+STDOUT = '-'  # the path that names standard output
+STDOUT_NAME = 'standard output'
 
 
 def statistic_line(fields):
@@ -30,24 +34,36 @@ def open_output(path, state=None, shared=False):
     """Open the file at `path` (UTF-8 text) for a crawl to write its lines to.
 
     A new crawl (`state` None) starts the file empty. A crawl resuming from the journal
-    at `state` appends to it, once `mend_output` has made it whole. A worker of a `shared`
+    `state` (a `journal.Journal`, or its path) appends to it, once `mend_output` has made
+    it whole. A worker of a `shared`
     crawl (on Redis) keeps the file's whole lines, from its earlier runs, and appends: a
     torn last line is cut (its URL is in the crawl's results, which ``--collect`` drains).
+
+    `path` `STDOUT` ('-') opens a stream of standard output's own, named `STDOUT_NAME`,
+    which closing leaves standard output open.
 
     Raises:
         ValueError: a whole line of the file is not a crawl's output line.
     """
+    if path == STDOUT:
+        sys.stdout.flush()  # what was printed before comes before the lines
+        raw = io.FileIO(os.dup(sys.stdout.fileno()), 'w')
+        raw.name = STDOUT_NAME
+        return io.TextIOWrapper(raw, encoding='utf-8')
     if shared:
         if os.path.exists(path):
             _cut_torn_line(path)
         return io.open(path, 'a', encoding='utf-8')
     if state is None:
         return io.open(path, 'w', encoding='utf-8')
-    journal = Journal(state)
-    try:
-        mend_output(path, journal)
-    finally:
-        journal.close()
+    if isinstance(state, Journal):
+        mend_output(path, state)
+    else:
+        journal = Journal(state)
+        try:
+            mend_output(path, journal)
+        finally:
+            journal.close()
     return io.open(path, 'a', encoding='utf-8')
 
 

@@ -13,6 +13,7 @@ twice.
 """
 from __future__ import absolute_import, division, print_function
 
+from .crawloptions import API_NAMING
 from .output import statistic_line
 
 __all__ = ['Output', 'OutputError', 'JsonLinesOutput', 'StatisticsOutput',
@@ -21,11 +22,19 @@ __all__ = ['Output', 'OutputError', 'JsonLinesOutput', 'StatisticsOutput',
 
 class OutputError(Exception):
     """A file of the crawl could not be written (a full disk, a closed pipe): the
-    message names the file the way the user did, and says why."""
+    message names the file (as the value of `option`, if given), and says why;
+    `describe(naming)` names the option as `naming` does (crawloptions.Naming)."""
 
-    def __init__(self, name, error):
-        Exception.__init__(self, '%s: %s' % (name, error.strerror or error))
+    def __init__(self, name, error, option=None):
+        self.name = name
         self.error = error
+        self.option = option
+        Exception.__init__(self, self.describe(API_NAMING))
+
+    def describe(self, naming):
+        name = self.name if self.option is None else '%s %s' % (
+            naming.option(self.option), self.name)
+        return '%s: %s' % (name, self.error.strerror or self.error)
 
 
 class Output(object):
@@ -39,19 +48,30 @@ class Output(object):
 
 
 class JsonLinesOutput(Output):
-    """A JSON line per URL in `stream`, a text file its owner closes; a failed write
-    raises `OutputError` with `name` (default: the stream's), which ends the crawl."""
+    """A JSON line per URL in `stream`, a text file closed with the output if `owned`
+    (else its owner closes it); a failed write raises `OutputError` with `name` (default:
+    the stream's) and `option`, which ends the crawl."""
 
-    def __init__(self, stream, name=None):
+    def __init__(self, stream, name=None, option=None, owned=False):
         self.stream = stream
         self.name = name or getattr(stream, 'name', 'the output')
+        self.option = option
+        self.owned = owned
 
     def record(self, statistic):
         try:
             self.stream.write(statistic_line(statistic.to_dict()))
             self.stream.flush()  # a line per finished URL survives a killed process
         except (IOError, OSError) as e:
-            raise OutputError(self.name, e)
+            raise OutputError(self.name, e, self.option)
+
+    def close(self):
+        if not self.owned:
+            return
+        try:
+            self.stream.close()
+        except (IOError, OSError) as e:  # what the last flush could not write
+            raise OutputError(self.name, e, self.option)
 
 
 class StatisticsOutput(Output):

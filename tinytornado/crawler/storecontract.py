@@ -3,8 +3,9 @@
 A store is made (workstore.py: in memory, journaled in SQLite, or shared in Redis), then
 used in one order:
 
-1. ``open(roots, given, options)`` -> the crawl's roots, normalised (a store that keeps a
-   crawl may take them, and the options that shape the crawl, back: set on `options`).
+1. ``open(roots, options)`` -> the crawl's roots, normalised (`options`, an
+   `OptionValues`, and the roots were resolved before: a kept crawl's were taken back by
+   `configuration.resolve`, which opened the journal or Redis client the store uses).
    It makes the store's `seen_urls`, `policy` (a `hostpolicy.HostPolicy` of the options)
    and `hosts` (what the policy pauses and slows).
 2. ``start(meta, first_items, report)`` -> Future of the statistics (`FetchStatistic`) of
@@ -28,13 +29,18 @@ used in one order:
    - ``unfinished()`` -> the items of this process queued or in flight.
 
    Each of `retry`, `put_back` and `abandon` answers a Future; every item leased is given
-   back once, by one of `done`, `retry`, `put_back` or `abandon`.
+   back once, by one of `done`, `retry`, `put_back` or `abandon`. The leases and
+   finishes asked for at once may travel together (the shared store sends a worker's in
+   one call); each still answers its own Future.
 4. ``close()``.
 
 Rules every store keeps (tests/test_store_conformance.py checks them on each):
 
 - a URL is admitted once, and finished (reported by one `done`) exactly once;
 - `lease` answers None only when no item is queued or leased;
+- leases asked for at once hand out what as many asked one at a time would: never more
+  than the politeness allows (the per-host cap, the delay, the rate ceiling), and no
+  item for a lease not asked for (none waits unstarted while its lease runs out);
 - every try counts toward ``max_tries`` (`FetchStatistic.tries`);
 - a given-up host's URLs are finished by the store, without a try, through `report`;
 - a crawl the store keeps resumes where it was after `close`.
@@ -58,7 +64,7 @@ class WorkStore(object):
     journal = None  # a journaled store's `journal.Journal`
 
     @abc.abstractmethod
-    def open(self, roots, given, options):
+    def open(self, roots, options):
         """The crawl's roots; makes `seen_urls`, `policy` and `hosts`."""
 
     @abc.abstractmethod

@@ -4,7 +4,8 @@ the contract of storecontract.py, the one interface the engine uses.
 - `MemoryWorkStore`: the crawl in this process, a `frontier.Frontier` (per-host queues,
   politeness counted from each request's sending, AutoThrottle) and a seen set;
 - `SqliteWorkStore`: the same, journaled in SQLite (`journal.Journal`), so that a killed
-  crawl resumes with its tries, its failing hosts and its options;
+  crawl resumes with its tries and its failing hosts (its options and roots were taken
+  back when its configuration was resolved: configuration.py);
 - `SharedWorkStore`: a `redisstore.RedisWorkStore`, shared by any number of processes.
 
 The in-process stores answer with Futures already resolved, which a coroutine goes
@@ -31,11 +32,11 @@ from tinytornado._waiters import resolved_future
 from tinytornado.ioloop import IOLoop
 from tinytornado.log import app_log
 
+from .configuration import stored_contradiction
 from .crawloptions import JOURNALED_OPTIONS
 from .frontier import Frontier
 from .hostpolicy import HostPolicy
-from .journal import Journal, contradictions
-from .redisclient import ConnectionError, RedisClient
+from .redisclient import ConnectionError
 from .redisstore import RedisWorkStore
 from .seen import new_seen_set
 from .stats import FetchStatistic
@@ -43,8 +44,7 @@ from .storecontract import WorkStore
 from .urls import normalize_url
 
 __all__ = ['MemoryWorkStore', 'SqliteWorkStore', 'SharedWorkStore', 'SharedHosts',
-           'open_work_store', 'crawl_meta', 'meta_contradictions', 'journal_entry',
-           'host_key', 'SHARED_META_OPTIONS']
+           'open_work_store', 'journal_entry', 'host_key', 'SHARED_META_OPTIONS']
 
 # The options a shared crawl's meta carries, which every worker must share: the
 # journaled ones, and the form of the seen set in Redis.
@@ -59,35 +59,22 @@ def journal_entry(item):
     return (item.url, item.depth, item.max_redirect)
 
 
-def open_work_store(options, item_type):
-    """The store `options` (`crawloptions.OptionValues`) ask for: shared in Redis with
-    ``redis`` (crawl ``crawl_id``), else in this process, journaled in ``state`` if set.
-    `item_type` makes the items of a shared store (the engine's WorkItem).
-
-    Raises:
-        ValueError: the journal holds a crawl and ``resume`` is not set; ``redis``
-            without ``crawl_id``, or with ``state``.
-    """
-    if options.redis is not None:
-        if options.crawl_id is None:
-            raise ValueError('redis needs a crawl_id naming the crawl')
-        if options.state is not None:
-            raise ValueError('state is for a crawl of one process: a redis crawl keeps '
-                             'its work in Redis')
-        return SharedWorkStore(RedisClient(options.redis, wait_timeout=options.redis_wait),
-                               options.crawl_id, item_type,
+def open_work_store(configuration, item_type):
+    """The store a `configuration.Configuration` asks for, over what it opened: shared in
+    Redis through its client, journaled in its journal, else in this process. The store
+    owns them from then on. `item_type` makes the items of the stores that make some
+    (the engine's WorkItem)."""
+    options = configuration.options
+    if configuration.client is not None:
+        return SharedWorkStore(configuration.client, options.crawl_id, item_type,
                                lease_seconds=options.lease_seconds, own_client=True)
-    if options.state is None:
-        return MemoryWorkStore()
-    return SqliteWorkStore(options.state, options.resume, item_type)
-
-
-def _normalized_roots(roots):
-    return [normalize_url(root) for root in roots]
+    if configuration.journal is not None:
+        return SqliteWorkStore(configuration.journal, item_type)
+    return MemoryWorkStore()
 
 
 def _required_roots(roots):
-    roots = _normalized_roots(roots)
+    roots = [normalize_url(root) for root in roots]
     if not roots:
         raise ValueError('no root URL to crawl')
     return roots
@@ -99,17 +86,14 @@ class MemoryWorkStore(WorkStore):
     def __init__(self):
         self.roots = self.report = None
 
-    def open(self, roots, given, options):
+    def open(self, roots, options):
         """The normalised roots; ValueError if there is none."""
-        self.roots = self._take_roots(roots, given, options)
+        self.roots = _required_roots(roots)
         self.seen_urls = new_seen_set(options.hashed_seen)
         self.policy = HostPolicy(options)
         self.frontier = self.hosts = Frontier(*self.policy.frontier_settings())
         self.policy.attach(self.frontier)
         return self.roots
-
-    def _take_roots(self, roots, given, options):
-        return _required_roots(roots)
 
     def start(self, meta, first_items, report):
         """Queue the first items; a Future of no statistic (nothing was finished)."""
@@ -215,59 +199,27 @@ class MemoryWorkStore(WorkStore):
 
 
 class SqliteWorkStore(MemoryWorkStore):
-    """A `MemoryWorkStore` journaled in the SQLite file `path`: whatever instant the
-    process dies at, a resume (`resume`) finds each URL finished with its links queued,
-    or queued with its tries. `item_type` makes the items it restores (the engine's
-    WorkItem).
-
-    Raises:
-        ValueError: `path` holds a crawl and `resume` is not set.
+    """A `MemoryWorkStore` journaled in `journal` (a `journal.Journal`, which it closes):
+    whatever instant the process dies at, a resume finds each URL finished with its links
+    queued, or queued with its tries. A journal that holds a crawl is resumed (whether
+    one may be is the configuration's rule: configuration.py). `item_type` makes the
+    items it restores (the engine's WorkItem).
     """
 
-    def __init__(self, path, resume, item_type):
+    def __init__(self, journal, item_type):
         MemoryWorkStore.__init__(self)
-        journal = Journal(path)
-        if not journal.is_empty() and not resume:
-            journal.close()
-            raise ValueError('%s holds a crawl already: resume it, or remove the file'
-                             % path)
         self.journal = journal
         self.item_type = item_type
         self.resuming = not journal.is_empty()
         self._failures = {}  # host -> its failures in a row, as journaled
 
-    def open(self, roots, given, options):
+    def open(self, roots, options):
         """As `MemoryWorkStore.open`; the journal is closed if the crawl is refused."""
         try:
-            return MemoryWorkStore.open(self, roots, given, options)
+            return MemoryWorkStore.open(self, roots, options)
         except ValueError:
             self.journal.close()
             raise
-
-    def _take_roots(self, roots, given, options):
-        """The normalised roots; a resumed crawl takes them and its options (set on
-        `options`) back from the journal. ValueError if `roots` or `given` options
-        contradict the journal's, or there is no root."""
-        roots = _normalized_roots(roots)
-        if self.resuming:
-            self._take_options(roots, given, options)
-            roots = roots or self.journal.get_meta('roots', [])
-        return _required_roots(roots)
-
-    def _take_options(self, roots, given, options):
-        """Set the journaled options on `options`; a journal without options (from an
-        older version) leaves those given."""
-        stored = self.journal.get_meta('options')
-        if stored is None:
-            return
-        given = dict((name, given[name]) for name in JOURNALED_OPTIONS if name in given)
-        wrong = meta_contradictions(given, roots, dict(
-            options=stored, roots=self.journal.get_meta('roots', [])), "the journal's")
-        if wrong:
-            raise ValueError('resume: ' + '; '.join(wrong))
-        for name, value in stored.items():
-            if name in JOURNALED_OPTIONS:
-                setattr(options, name, value)
 
     def start(self, meta, first_items, report):
         """Journal `meta` (the options; on resuming too: a journal of an older version
@@ -364,9 +316,9 @@ class SharedWorkStore(WorkStore):
         self._renewal = None  # the timeout of the next renewal, while items are leased
         self._closed = False
 
-    def open(self, roots, given, options):
+    def open(self, roots, options):
         """The normalised roots (a worker joining the crawl takes them, and its options,
-        from the crawl's meta beforehand: `crawl_meta`); makes the Redis store of the
+        from the crawl's meta beforehand: `configuration.resolve`); makes the Redis store of the
         policy's politeness: its per-host cap and its delay, fixed (AutoThrottle's start
         with none given)."""
         self.roots = _required_roots(roots)
@@ -375,7 +327,8 @@ class SharedWorkStore(WorkStore):
         self.store = RedisWorkStore(
             self.client, self.crawl_id, self.item_type, lease_seconds=self.lease_seconds,
             max_per_host=self.policy.max_per_host, delay=self.policy.delay,
-            politeness=self.policy.rule.store_settings(), hashed_seen=options.hashed_seen, max_pages=options.max_pages)
+            politeness=self.policy.rule.store_settings(), hashed_seen=options.hashed_seen,
+            max_pages=options.max_pages)
         self.hosts = SharedHosts(self.store)
         self.policy.attach(self.hosts)
         return self.roots
@@ -389,10 +342,11 @@ class SharedWorkStore(WorkStore):
                       roots=self.roots)
         created, stored = yield self.store.start(fields, first_items())
         if not created:
-            wrong = meta_contradictions(fields['options'], self.roots, stored,
-                                        "the crawl's")
-            if wrong:
-                raise ValueError('crawl %s: %s' % (self.crawl_id, '; '.join(wrong)))
+            mistake = stored_contradiction(
+                fields['options'], self.roots, stored.get('options') or {},
+                stored.get('roots'), 'redis', 'crawl %s' % self.crawl_id, "the crawl's")
+            if mistake is not None:
+                raise mistake
         raise gen.Return([])
 
     def lease(self):
@@ -461,29 +415,6 @@ class SharedWorkStore(WorkStore):
             self._renewal = None
         if self.own_client:
             self.client.close()
-
-
-def meta_contradictions(options, roots, stored, whose):
-    """What in `options` (a dict) and `roots` contradicts the ``options`` and ``roots`` of
-    a crawl's `stored` meta (`whose`: "the journal's"): a list of texts, roots first."""
-    stored_options = stored.get('options') or {}
-    wrong = ['%s=%r contradicts %s %s=%r' % (name, options[name], whose, name,
-                                             stored_options[name])
-             for name in contradictions(options, stored_options)]
-    stored_roots = stored.get('roots') or []
-    if roots and set(roots) != set(stored_roots):
-        wrong.insert(0, 'roots %r contradict %s roots %r' % (roots, whose, stored_roots))
-    return wrong
-
-
-@gen.coroutine
-def crawl_meta(client, crawl_id):
-    """A Future of the meta ({'options': ..., 'roots': ...}) of crawl `crawl_id` in
-    the Redis of `client`, or None if it has not started."""
-    store = RedisWorkStore(client, crawl_id, item_type=tuple)
-    options = yield store.get_meta('options')
-    roots = yield store.get_meta('roots')
-    raise gen.Return(None if options is None else dict(options=options, roots=roots))
 
 
 class _SharedSending(object):

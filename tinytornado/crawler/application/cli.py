@@ -6,10 +6,12 @@ report goes to stdout (to stderr with ``--output -``, whose lines take stdout), 
 line to stderr when that is a terminal. Ctrl-C (or SIGTERM) stops the crawl cleanly and
 still prints the report; with ``--state FILE`` the crawl can then go on with ``--resume``,
 after a kill too: the ``--output`` of a resumed crawl is first mended from the journal
-(`output.open_output`), so that it ends with one line per finished URL. ``--resume`` takes
-the URLs and options that shape the crawl from the journal (a demo crawl's site and port
-too, where its demo server is started again), and refuses options that contradict them;
-it writes to the files the crawl wrote unless given others (`JOURNALED_FILES`).
+(by the Crawler, which owns its output file), so that it ends with one line per finished
+URL. ``--resume`` takes the URLs and options that shape the crawl from the journal (a
+demo crawl's site and port too, where its demo server is started again), and refuses
+options that contradict them; it writes to the files the crawl wrote unless given others
+(`crawloptions.RESUMED_PATHS`). The configuration is resolved once, by
+`configuration.resolve`, for a crawl, ``--collect`` and ``--status`` alike.
 ``--redis URL --crawl-id NAME`` shares the crawl through Redis: the first process starts
 it with its URLs and options, others join it (no URL needed), taking them the same way; a
 process with no URL never starts a crawl: it waits up to ``--join-timeout`` for the crawl
@@ -39,25 +41,24 @@ from tinytornado import gen, httputil
 from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
 
-from .collect import EXIT_NO_REDIS, run_interruptibly, run_view, shared_mistake
+from .collect import EXIT_NO_REDIS, collect_interrupted, run_interruptibly, run_view
+from ..configuration import resolve
+from ..crawloptions import (COMMAND_LINE_JOURNALED, OPTIONS, RESUMED_PATHS,
+                            ConfigurationError, OptionValues, add_arguments, option_mistake)
 from ..demo.server import start_demo_server
 from ..demo.website import Site
-from ..crawloptions import OPTIONS, add_arguments
 from ..engine import Crawler
 from ..external import ExternalLinks, check_external, external_link_lines
-from ..journal import Journal, contradictions
 from .linkcheck import (LinkChecker, broken_link_lines, malformed_link_lines,
                         sitemap_error_lines, unchecked_link_lines)
-from ..output import open_output
-from ..outputs import CallbackOutput, JsonLinesOutput, OutputError
-from ..redisclient import ConnectionError as RedisConnectionError, RedisClient
+from ..outputs import CallbackOutput, OutputError
+from ..redisclient import ConnectionError as RedisConnectionError
 from .progress import ProgressLine
 from .report import CrawlReport
 from ..stats import failure_cause, url_report_line
-from .usage import STDOUT, UsageError, check_arguments, check_combinations, option_names
-from ..urls import normalize_url
-from .workers import PER_WORKER_FILES, run_workers, wait_for_crawl, worker_commands
-from ..workstore import crawl_meta
+from .usage import (COMMAND_LINE, STDOUT, UsageError, check_arguments, check_combinations,
+                    check_files, option_names)
+from .workers import PER_WORKER_FILES, run_workers, worker_commands
 
 __all__ = ['main', 'build_parser', 'EXIT_BROKEN_LINKS', 'EXIT_USAGE', 'EXIT_NO_ROOT',
            'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
@@ -67,9 +68,6 @@ EXIT_USAGE = 2  # argparse's own status for a mistake on the command line
 EXIT_NO_ROOT = 3  # the crawl ended and not one URL got a response
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT
 EXIT_BROKEN_PIPE = 141  # and for one stopped by SIGPIPE
-
-# The files a crawl writes, which a resume writes to again unless told otherwise.
-JOURNALED_FILES = ('output', 'warc', 'summary', 'report')
 
 EXIT_STATUSES = """\
 exit statuses:
@@ -112,12 +110,10 @@ def _adder(parser):
     return add
 
 
-def _crawler_options(args):
-    options = dict((option.name, getattr(args, option.name)) for option in OPTIONS
-                   if option.api and option.cli is not None)
-    del options['output']  # a path here: opened once the Crawler has accepted its journal
-    options['keep_statistics'] = False  # streamed to --output; the report needs only totals
-    return options
+def _option_values(args):
+    """{name: value} of every option in argparse's `args`."""
+    return dict((option.name, getattr(args, option.name)) for option in OPTIONS
+                if option.cli is not None)
 
 
 def main(argv=None):
@@ -129,53 +125,86 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         check_combinations(args)
+        mistake = option_mistake(OptionValues(_option_values(args)))
+        if mistake is not None:
+            raise UsageError(mistake.describe(COMMAND_LINE))
+        check_arguments(args)
     except UsageError as e:
         _usage_error(parser, str(e))
     # Before anything that may wait for Redis: its client logs an outage.
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format='%(levelname)s %(name)s: %(message)s')
-    if args.resume and not args.state:
-        parser.error('--resume needs --state FILE')
-    if args.resume:
-        _take_journaled_args(parser, argv, args)
-    if args.redis and not (args.collect or args.status):  # those only read the crawl
-        _take_shared_args(parser, argv, args)
+    configuration = _resolve(parser, argv, args)
+    options = configuration.options
     try:
-        check_arguments(args)
+        check_files(options)  # those a resume took back too
     except UsageError as e:
+        configuration.close()
         _usage_error(parser, str(e))
-    if args.workers or args.collect or args.status:
-        return _run_shared(parser, args, sys.argv[1:] if argv is None else argv)
-    if not args.roots and not args.resume:
-        args.demo = True  # A first run with no URL works offline.
-    if args.demo and not args.resume and not _given(parser, argv, 'max_rate'):
-        args.max_rate = 0.0  # the demo site is ours, on loopback: shown at full speed
-    server = roots = None
-    if args.demo:
-        server, args.demo_port = _start_demo_server(parser, args)
-        roots = ['http://127.0.0.1:%d/' % args.demo_port]
-    links = report = None
-    if args.report or args.link_check:
-        links = LinkChecker(max_redirect=args.max_redirect)
-        report = CrawlReport(links, title=_demo_title(args) if args.demo else None) if (
-            args.report) else None
+    if options.workers:  # resolved here too: a mistake is said once, not by each worker
+        configuration.close()
+        files = dict((name, getattr(args, name)) for name in PER_WORKER_FILES)
+        return run_workers(worker_commands(sys.argv[1:] if argv is None else argv,
+                                           args.workers, files))
+    if options.collect or options.status:
+        try:
+            return run_view(configuration, lambda text: _say(parser, text))
+        except UsageError as e:
+            _usage_error(parser, str(e))
+    return _crawl_main(parser, configuration)
+
+
+def _resolve(parser, argv, args):
+    """The command line's `configuration.Configuration`, a resume's or a shared crawl's
+    options taken back (a process with no URL joining a crawl waits for it up to
+    --join-timeout); or exit, saying why."""
+    given = _given_args(parser, argv, args)
+    roots = given.pop('roots', [])
+    joining = bool(args.redis) and not (roots or args.demo or args.collect or args.status)
     try:
-        root_answers = RootAnswers()
-        external = ExternalLinks() if args.check_external else None
-        crawler = Crawler(args.roots or roots,
-                          outputs=_observers(args, root_answers, links, report),
-                          on_links=links.add_links if links is not None else None,
-                          on_written_links=(links.add_written_links if args.link_check
-                                            else None),
-                          on_external_links=external.add_links if external else None,
-                          **_crawler_options(args))
-        # Opened only once the crawler has accepted its journal: a crawl refused (its
-        # --state holds a crawl, and no --resume) must not empty the output.
-        output = _open_output(args)
-        if output is not None:  # the first output after the journal
-            crawler.outputs.insert(0, JsonLinesOutput(output, 'standard output' if (
-                args.output == STDOUT) else '--output ' + args.output))
-        _journal_command_line(crawler, args)
+        return run_interruptibly(lambda: resolve(
+            given, roots, defaults=_option_values(args),
+            join_timeout=args.join_timeout if joining else None,
+            say=lambda text: _say(parser, text)))
+    except (ValueError, sqlite3.Error) as e:
+        _usage_error(parser, _refusal_message(e, args))
+    except RedisConnectionError as e:
+        parser.exit(EXIT_NO_REDIS, '%s: error: %s: %s\n' % (parser.prog, args.redis, e))
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while waiting: nothing to report or undo
+        if args.collect:  # said as once collecting: a collect of nothing yet
+            parser.exit(EXIT_INTERRUPTED, '%s: %s\n' % (
+                parser.prog, collect_interrupted(args.collect, 0)))
+        parser.exit(EXIT_INTERRUPTED, '%s: interrupted while waiting for crawl %s in --redis '
+                    '%s\n' % (parser.prog, args.crawl_id, args.redis))
+
+
+def _crawl_main(parser, configuration):
+    """Run the crawl of `configuration`; its exit status."""
+    options = args = configuration.options
+    if not configuration.roots and not options.resume:
+        options.demo = True  # A first run with no URL works offline.
+    if options.demo and not options.resume and 'max_rate' not in configuration.given:
+        options.max_rate = 0.0  # the demo site is ours, on loopback: shown at full speed
+    server = None
+    if options.demo:
+        server, options.demo_port = _start_demo_server(parser, configuration)
+        configuration.roots = configuration.roots or [
+            'http://127.0.0.1:%d/' % options.demo_port]
+    links = report = None
+    if options.report or options.link_check:
+        links = LinkChecker(max_redirect=options.max_redirect)
+        report = CrawlReport(links, title=_demo_title(options) if options.demo else None) if (
+            options.report) else None
+    root_answers = RootAnswers()
+    external = ExternalLinks() if options.check_external else None
+    options.keep_statistics = False  # streamed to --output; the report needs only totals
+    options.outputs = _observers(options, root_answers, links, report)
+    options.on_links = links.add_links if links is not None else None
+    options.on_written_links = links.add_written_links if options.link_check else None
+    options.on_external_links = external.add_links if external else None
+    try:
+        crawler = Crawler(configuration=configuration)
+        _journal_command_line(crawler, options)
     except (ValueError, sqlite3.Error) as e:
         if server is not None:
             IOLoop.current().run_sync(server.close)  # _usage_error exits, in tests too.
@@ -183,19 +212,16 @@ def main(argv=None):
     if not (args.quiet or args.no_progress):
         _say(parser, crawler.policy.describe())
     try:
-        try:
-            # The progress line counts a queue of this process: a shared one has none.
-            statistics = _run(crawler, server, not args.no_progress and not args.redis and
-                              sys.stderr.isatty())
-        finally:
-            _close_output(output, args.output)
+        # The progress line counts a queue of this process: a shared one has none.
+        statistics = _run(crawler, server, not args.no_progress and not args.redis and
+                          sys.stderr.isatty())
     except RedisConnectionError as e:  # Redis gone for longer than --redis-wait
         _say(parser, 'error: --redis %s: %s' % (args.redis, e))
         return EXIT_NO_REDIS
     except OutputError as e:  # the crawl stopped: its journal, if any, can resume it
         if _is_broken_pipe(e.error):  # -v's stdout was closed early (`| head`)
             return _stdout_closed()
-        _say(parser, 'error: %s' % e)
+        _say(parser, 'error: %s' % e.describe(COMMAND_LINE))
         return EXIT_USAGE
     except IOError as e:
         if not _is_broken_pipe(e):
@@ -298,29 +324,6 @@ def _write_files(parser, args, statistics, crawler, report):
     return status
 
 
-def _close_output(output, path):
-    if output is None:
-        return
-    try:
-        output.close()
-    except (IOError, OSError) as e:  # what the last flush could not write
-        raise OutputError('--output ' + path, e)
-
-
-def _run_shared(parser, args, argv):
-    """--workers (workers.py), --collect or --status (collect.py) of a --redis crawl."""
-    mistake = shared_mistake(args)
-    if mistake is not None:
-        _usage_error(parser, mistake)
-    if args.workers:
-        files = dict((name, getattr(args, name)) for name in PER_WORKER_FILES)
-        return run_workers(worker_commands(argv, args.workers, files))
-    try:
-        return run_view(args, lambda text: _say(parser, text))
-    except UsageError as e:
-        _usage_error(parser, str(e))
-
-
 def _usage_error(parser, message):
     """Exit with EXIT_USAGE and one line: not argparse's usage lines, which bury it."""
     parser.exit(EXIT_USAGE, '%s: error: %s\n' % (parser.prog, message))
@@ -331,10 +334,12 @@ def _say(parser, message):
 
 
 def _refusal_message(error, args):
-    """The line for an error `Crawler` (or its journal) refused the options with."""
+    """The line for an error the configuration, or `Crawler`, refused the options with."""
     if isinstance(error, sqlite3.Error):
         return '--state %s: cannot keep a crawl journal in it: %s' % (args.state, error)
-    return option_names(str(error), vars(args))
+    if isinstance(error, ConfigurationError):
+        return error.describe(COMMAND_LINE)
+    return option_names(str(error), _option_values(args))
 
 
 class RootAnswers(object):
@@ -383,78 +388,6 @@ def _exit_status(parser, statistics, root_answers, broken_links):
     return EXIT_BROKEN_LINKS if broken_links else 0
 
 
-def _take_journaled_args(parser, argv, args):
-    """Set `args` of a ``--resume`` to the URLs, options and files journaled in its --state.
-
-    Options given may repeat the journal's but not contradict them (exit 2, naming each);
-    those the journal does not keep (verbosity, --max-tasks, timeouts) are free. The files
-    written (--output, --warc, --summary, --report) are the journal's unless given again:
-    a resume writes where the crawl did. A journal of an older version keeps no options:
-    those given are taken. With no URL given, a --state holding no crawl is refused.
-    """
-    files = stored = None  # None: no crawl in --state
-    if os.path.exists(args.state):  # not made here: a crawl refused leaves no file
-        try:
-            journal = Journal(args.state)
-            try:
-                if not journal.is_empty():
-                    files = journal.get_meta('files', {})
-                    stored = journal.get_meta('options')
-                if stored is not None:
-                    stored.update(journal.get_meta('demo', {}),
-                                  roots=journal.get_meta('roots', []))
-            finally:
-                journal.close()
-        except sqlite3.Error as e:
-            _usage_error(parser, '--state %s: %s' % (args.state, e))
-    if files is None and not args.roots:
-        _usage_error(parser, '--resume: --state %s holds no crawl to resume (give URLs to '
-                     'start one)' % args.state)
-    given = _given_args(parser, argv, args)
-    for name, path in (files or {}).items():
-        if name not in given:
-            setattr(args, name, path)
-    if stored is not None:
-        _take_stored_args(parser, args, given, stored, '--resume', "the journal's")
-
-
-def _take_shared_args(parser, argv, args):
-    """Set `args` of a worker joining the ``--redis`` crawl to its URLs and options, as
-    `_take_journaled_args` does. A crawl not started yet is started with the URLs given
-    (or ``--demo``); with none, the process waits for it to be started, and exits 2 if it
-    is not within ``--join-timeout``."""
-    if not args.crawl_id:
-        _usage_error(parser, '--redis needs --crawl-id NAME')
-    if args.state or args.resume:
-        _usage_error(parser, '--redis keeps the crawl in Redis: no --state or --resume')
-    try:
-        client = RedisClient(args.redis, wait_timeout=args.redis_wait)
-    except ValueError as e:
-        _usage_error(parser, '--redis %s: %s' % (args.redis, e))
-    starts = bool(args.roots or args.demo)
-    try:
-        meta = run_interruptibly(
-            lambda: crawl_meta(client, args.crawl_id) if starts
-            else wait_for_crawl(client, args.crawl_id, args.join_timeout,
-                                lambda text: _say(parser, text)))
-    except ValueError as e:
-        _usage_error(parser, '--redis %s: %s' % (args.redis, e))
-    except RedisConnectionError as e:
-        parser.exit(EXIT_NO_REDIS, '%s: error: --redis %s: %s\n' % (parser.prog, args.redis, e))
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while waiting: nothing to report or undo
-        parser.exit(EXIT_INTERRUPTED, '%s: interrupted while waiting for crawl %s in --redis '
-                    '%s\n' % (parser.prog, args.crawl_id, args.redis))
-    finally:
-        client.close()
-    if meta is None and not starts:
-        _usage_error(parser, 'crawl %s was not started in %s within %gs (--join-timeout): '
-                     'start it with its URLs, or check --crawl-id' % (
-                         args.crawl_id, args.redis, args.join_timeout))
-    if meta is not None:
-        _take_stored_args(parser, args, _given_args(parser, argv, args),
-                          dict(meta['options'], roots=meta['roots']), '--redis', "the crawl's")
-
-
 def _given_args(parser, argv, args):
     """{name: value} of the options and URLs `argv` gives (not those left at defaults)."""
     given = argparse.Namespace(**dict.fromkeys(vars(args)))  # None: not on the command line
@@ -463,57 +396,16 @@ def _given_args(parser, argv, args):
                 if value is not None and value != [])
 
 
-def _take_stored_args(parser, args, given, stored, flag, whose):
-    """Set `args` to the options in `stored` (and its roots); exit 2 naming each option
-    `given` that contradicts them (`flag`, `whose`: how the message names the two)."""
-    if 'roots' in given:
-        try:
-            given['roots'] = [normalize_url(root) for root in given['roots']]
-        except ValueError as e:
-            _usage_error(parser, str(e))
-    wrong = contradictions(given, stored)
-    if wrong:
-        _usage_error(parser, flag + ': ' + '; '.join(
-            "%s contradicts %s %s" % (_option_text(parser, name, given[name]), whose,
-                                      _option_text(parser, name, stored[name]))
-            for name in wrong))
-    for name, value in stored.items():
-        if hasattr(args, name):  # the others are the Crawler's own to take back
-            setattr(args, name, value)
-
-
-def _given(parser, argv, name):
-    """True if option `name` is on the command line `argv` (None: sys.argv's)."""
-    given = argparse.Namespace(**dict.fromkeys(vars(parser.parse_args(argv))))
-    parser.parse_args(argv, given)
-    return getattr(given, name) is not None
-
-
-def _option_text(parser, name, value):
-    """The command line's words for option `name` set to `value`: '--max-depth 5',
-    '--lenient', 'crawl without --frames'."""
-    if name == 'roots':
-        return 'URL ' + ' '.join(value)
-    # argparse has no public list of its options.
-    actions = [action for action in parser._actions if action.dest == name]
-    for action in actions:
-        flag = action.option_strings[-1]
-        if action.nargs == 0 and action.const == value:
-            return flag
-        if action.nargs != 0 and value not in (None, []):
-            values = value if isinstance(value, list) else [value]
-            return ' '.join('%s %s' % (flag, item) for item in values)
-    return 'crawl without ' + '/'.join(action.option_strings[-1] for action in actions)
-
-
-def _start_demo_server(parser, args):
-    """(server, port) of the demo site of `args`; exit 2 if its port is taken."""
+def _start_demo_server(parser, configuration):
+    """(server, port) of the demo site of `configuration`; exit 2 if its port is taken."""
+    options = configuration.options
     try:
-        return start_demo_server(Site(seed=args.demo_seed, pages=args.demo_pages),
-                                 port=args.demo_port)
+        return start_demo_server(Site(seed=options.demo_seed, pages=options.demo_pages),
+                                 port=options.demo_port)
     except socket.error as e:
+        configuration.close()
         _usage_error(parser, '%s: the demo server cannot listen on 127.0.0.1:%d (%s)' % (
-            '--resume' if args.resume else '--demo-port', args.demo_port,
+            '--resume' if options.resume else '--demo-port', options.demo_port,
             e.strerror or e))
 
 
@@ -521,36 +413,22 @@ def _demo_title(args):
     return 'the demo site: %d generated pages (seed %d)' % (args.demo_pages, args.demo_seed)
 
 
-def _journal_command_line(crawler, args):
-    """Keep what a resume needs that the Crawler does not journal: the demo site (a demo
-    crawl's URLs carry its port: a resume serves the same site on it again) and the
-    files written, as absolute paths (a resume may start in another directory)."""
+def _journal_command_line(crawler, options):
+    """Keep what a resume needs that the Crawler does not journal: the command line's
+    journaled options (the demo site: a demo crawl's URLs carry its port, and a resume
+    serves the same site on it again) and the files written, as absolute paths (a resume
+    may start in another directory)."""
     if crawler.journal is not None:
         crawler.journal.set_meta('demo', dict(
-            demo=True, demo_pages=args.demo_pages, demo_seed=args.demo_seed,
-            demo_port=args.demo_port) if args.demo else dict(demo=False))
+            (name, getattr(options, name)) for name in COMMAND_LINE_JOURNALED)
+            if options.demo else dict(demo=False))
         crawler.journal.set_meta('files', dict(
-            (name, _journaled_path(getattr(args, name))) for name in JOURNALED_FILES
-            if getattr(args, name) is not None))
+            (name, _journaled_path(getattr(options, name))) for name in RESUMED_PATHS
+            if getattr(options, name) is not None))
 
 
 def _journaled_path(path):
     return path if path == STDOUT else os.path.abspath(path)
-
-
-def _open_output(args):
-    if not args.output:
-        return None
-    if args.output == STDOUT:  # a stream of its own, which closing leaves stdout open
-        sys.stdout.flush()
-        return io.open(os.dup(sys.stdout.fileno()), 'w', encoding='utf-8')
-    try:
-        return open_output(args.output, args.state if args.resume else None,
-                           shared=bool(args.redis))
-    except ValueError as e:
-        raise UsageError('--output %s: %s' % (args.output, e))
-    except (IOError, OSError) as e:  # checked before, but the check cannot see it all
-        raise UsageError('--output %s: %s' % (args.output, e.strerror or e))
 
 
 def _observers(args, *collectors):

@@ -33,12 +33,12 @@ from tinytornado import gen
 from tinytornado.ioloop import IOLoop
 
 from ..output import statistic_line
-from ..redisclient import ConnectionError, RedisClient
+from ..redisclient import ConnectionError
 from ..redisstore import RedisWorkStore
 from .usage import UsageError
 
-__all__ = ['Collector', 'CollectError', 'position_path', 'status_lines', 'shared_mistake',
-           'run_view', 'run_interruptibly', 'POLL_INTERVAL', 'EXIT_NO_REDIS',
+__all__ = ['Collector', 'CollectError', 'position_path', 'status_lines', 'run_view',
+           'collect_interrupted', 'run_interruptibly', 'POLL_INTERVAL', 'EXIT_NO_REDIS',
            'EXIT_NO_CRAWL', 'EXIT_INTERRUPTED']
 
 POLL_INTERVAL = 0.5  # seconds between two looks at a running crawl's new results
@@ -183,33 +183,20 @@ def status_lines(crawl_id, where, status):
     ]
 
 
-def shared_mistake(args):
-    """What is wrong with --workers, --collect or --status in argparse's `args`, or None."""
-    chosen = [flag for flag, name in (('--workers', 'workers'), ('--collect', 'collect'),
-                                      ('--status', 'status')) if getattr(args, name)]
-    if not chosen:
-        return None
-    if len(chosen) > 1:
-        return '%s and %s go separately' % (chosen[0], chosen[1])
-    if not args.redis or not args.crawl_id:
-        return '%s needs --redis URL and --crawl-id NAME' % chosen[0]
-    if chosen[0] != '--workers' and args.roots:
-        return '%s takes no URL: it reads the crawl %s' % (chosen[0], args.crawl_id)
-    return None
-
-
-def run_view(args, say):
-    """Run ``--collect`` or ``--status`` of `args`; returns the exit status. `say` writes
-    a line of news (to stderr).
+def run_view(configuration, say):
+    """Run ``--collect`` or ``--status`` of a resolved `configuration.Configuration`
+    (its Redis client, the process's one, is closed at the end); returns the exit
+    status. `say` writes a line of news (to stderr).
 
     Raises:
-        UsageError: a bad --redis URL or crawl id, or a FILE --collect must not touch.
+        UsageError: a FILE --collect must not touch.
     """
+    args, client = configuration.options, configuration.client
+    store = RedisWorkStore(client, args.crawl_id, item_type=tuple)  # it never leases
     try:
-        client = RedisClient(args.redis, wait_timeout=args.redis_wait)
-        store = RedisWorkStore(client, args.crawl_id, item_type=tuple)  # it never leases
         collector = None if args.status else Collector(store, args.collect, on_wait=say)
-    except ValueError as e:  # CollectError too
+    except CollectError as e:
+        client.close()
         raise UsageError(str(e))
     address = client.address
     where = 'redis://%s:%d/%d' % (address.host, address.port, address.db)
@@ -227,12 +214,17 @@ def run_view(args, say):
         return EXIT_NO_REDIS
     except KeyboardInterrupt:
         if collector is not None:
-            say('--collect %s: interrupted after %d lines appended; run it again to go on'
-                % (args.collect, collector.written))
+            say(collect_interrupted(args.collect, collector.written))
         return EXIT_INTERRUPTED
     finally:
         client.close()
     return 0
+
+
+def collect_interrupted(path, written):
+    """The line of a --collect into `path` interrupted after `written` lines."""
+    return ('--collect %s: interrupted after %d lines appended; run it again to go on'
+            % (path, written))
 
 
 def run_interruptibly(function):

@@ -1,24 +1,27 @@
 """The command line's checks before a crawl: each mistake is one line that names its option.
 
 `check_arguments` runs on argparse's result before the demo server starts and before any
-request, so that a mistake costs nothing and shows no traceback. File options are only
-looked at (is it a directory? may a file be written there?): nothing is created or
-truncated, so a refused crawl leaves every file as it was. The Python API (`Crawler`)
-raises ValueError with its own option names; `option_names` puts the command line's
-names in such a message.
+request, so that a mistake costs nothing and shows no traceback; `check_files` again once
+a resume has taken its files back. File options are only looked at (is it a directory?
+may a file be written there?): nothing is created or truncated, so a refused crawl leaves
+every file as it was. The rules of the option table (ranges, requires, excludes:
+crawloptions.py) are checked where the Python API checks them, and said with the
+command line's names by `CommandLineNaming`; `option_names` puts them in a message of
+another ValueError.
 """
 from __future__ import absolute_import, division, print_function
 
 import os
 import re
 
-from ..crawloptions import FILE_OPTIONS, NUMBER_LIMITS, limit_mistake
+from ..crawloptions import FILE_OPTIONS, OPTIONS, BOOL, REGEXES, Naming
+from ..output import STDOUT
 from ..urls import normalize_url
 
-__all__ = ['UsageError', 'check_arguments', 'check_combinations', 'option_name',
-           'option_names', 'FILE_OPTIONS', 'NUMBER_LIMITS', 'STDOUT']
+__all__ = ['UsageError', 'CommandLineNaming', 'COMMAND_LINE', 'check_arguments',
+           'check_files', 'check_combinations', 'option_name', 'option_names',
+           'FILE_OPTIONS', 'STDOUT']
 
-STDOUT = '-'  # --output's name for standard output
 
 
 class UsageError(ValueError):
@@ -34,20 +37,75 @@ def option_name(dest):
     return '--' + dest.replace('_', '-')
 
 
+_BY_NAME = dict((option.name, option) for option in OPTIONS)
+
+
+class CommandLineNaming(Naming):
+    """The command line's names of options in a message: their flags."""
+
+    def option(self, name):
+        option = _BY_NAME.get(name)
+        if option is None or option.cli is None:
+            return option_name(name)
+        if isinstance(option.cli, list):
+            return '/'.join(flag for flag, _, _ in option.cli)
+        return '/'.join(option.cli) if isinstance(option.cli, tuple) else option.cli
+
+    def needed(self, name):
+        metavar = _BY_NAME[name].metavar
+        return self.option(name) + (' ' + metavar if metavar else '')
+
+    def setting(self, name, value):
+        """'--max-depth 5', '--lenient', 'crawl without --frames', 'URL http://a/'."""
+        if name == 'roots':
+            return 'URL ' + ' '.join(value)
+        option = _BY_NAME[name]
+        if isinstance(option.cli, list):  # a bool's flags, each setting its value
+            for flag, flag_value, _ in option.cli:
+                if flag_value == value:
+                    return flag
+            return 'crawl without ' + '/'.join(flag for flag, _, _ in option.cli)
+        flag = option.cli[-1] if isinstance(option.cli, tuple) else option.cli
+        if option.type == BOOL:
+            return flag if value else 'crawl without ' + flag
+        if value is None or value == []:
+            return 'crawl without ' + flag
+        values = value if option.type == REGEXES else [value]
+        return ' '.join('%s %s' % (flag, item) for item in values)
+
+    def contradiction(self, name, given, stored, whose):
+        return '%s contradicts %s %s' % (self.setting(name, given), whose,
+                                         self.setting(name, stored))
+
+    def source(self, source, label):
+        return self.option(source)
+
+
+COMMAND_LINE = CommandLineNaming()
+
+
 def check_arguments(args):
-    """Check argparse's `args` for what the crawl would fail on.
+    """Check argparse's `args` for what the crawl would fail on that the option table's
+    rules do not say (regular expressions, roots, headers, files).
 
     Raises:
         UsageError: the first mistake found, in one line.
     """
-    for dest, relation, bound in NUMBER_LIMITS:
-        _check_number(dest, getattr(args, dest, None), relation, bound)
     for dest in ('include', 'exclude'):
         for pattern in getattr(args, dest) or ():
             _check_regex(dest, pattern)
     for root in args.roots:
         _check_root(root)
     _check_header('user_agent', args.user_agent)
+    check_files(args)
+
+
+def check_files(args):
+    """Check the file options of `args` (argparse's, or an OptionValues).
+
+    Raises:
+        UsageError: the first mistake found, in one line.
+    """
     for dest, access in FILE_OPTIONS:
         path = getattr(args, dest, None)
         if path is not None and not (dest == 'output' and path == STDOUT):
@@ -56,18 +114,18 @@ def check_arguments(args):
 
 
 def check_combinations(args):
-    """Check the options given (before a resume takes its journal's) for two that
-    contradict each other, or one that needs another.
+    """Check the options given (before a resume takes its journal's) for those that go
+    not with the URLs, or with a value of another; the table's requires and excludes
+    are crawloptions.option_mistake's.
 
     Raises:
         UsageError: the first mistake found, in one line.
     """
-    if args.quiet and args.verbose:
-        raise UsageError('-q/--quiet and -v/--verbose contradict each other: give one')
     if args.demo and args.roots:
         raise UsageError('--demo crawls the demo site: give it no URL, or no --demo')
-    if args.crawl_id and not args.redis:
-        raise UsageError('--crawl-id names a crawl in Redis: it needs --redis URL')
+    for flag, name in (('--collect', 'collect'), ('--status', 'status')):
+        if getattr(args, name) and args.roots:
+            raise UsageError('%s takes no URL: it reads the crawl %s' % (flag, args.crawl_id))
     if args.output == STDOUT and args.verbose:
         raise UsageError('--output - and -v/--verbose both write to standard output: '
                          'give one')
@@ -95,12 +153,6 @@ def _check_one_file_each(args):
             raise UsageError('%s %s and %s %s name one file: give each its own' % (
                 option_name(named[real][0]), named[real][1], option_name(dest), path))
         named[real] = (dest, path)
-
-
-def _check_number(dest, value, relation, bound):
-    mistake = limit_mistake(option_name(dest), value, relation, bound)
-    if mistake is not None:
-        raise UsageError(mistake)
 
 
 def _check_regex(dest, pattern):

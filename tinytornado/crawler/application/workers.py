@@ -16,8 +16,8 @@ and ends them at once). This process waits for them all and exits with the worst
 statuses: the highest, a worker ended by signal S counting as 128 + S, as a shell counts it.
 
 A process of a shared crawl given no URL joins it, and only joins: if the crawl has not
-been started, it waits for another process to start it (`wait_for_crawl`), since machines
-started together race, and a mistyped id must not start a crawl of its own.
+been started, it waits for another process to start it (`configuration.wait_for_crawl`),
+since machines started together race, and a mistyped id must not start a crawl of its own.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -26,37 +26,12 @@ import signal
 import subprocess
 import sys
 
-from tinytornado import gen
-from tinytornado.ioloop import IOLoop
-
-from ..workstore import crawl_meta
-
 __all__ = ['worker_argv', 'worker_commands', 'run_workers', 'exit_status',
-           'wait_for_crawl', 'PER_WORKER_FILES']
+           'PER_WORKER_FILES']
 
 # The file options each worker writes alone, so each gets a name of its own.
 PER_WORKER_FILES = ('output', 'summary', 'report', 'warc')
 _FORWARDED = (signal.SIGINT, signal.SIGTERM)
-
-
-@gen.coroutine
-def wait_for_crawl(client, crawl_id, timeout, say, poll_interval=0.5):
-    """A Future of the meta of crawl `crawl_id` in the Redis of `client`
-    (`workstore.crawl_meta`) once it has been started, asking every `poll_interval`
-    seconds; None if it has not been within `timeout` seconds. If it has not at first,
-    `say` is told so, once."""
-    io_loop = IOLoop.current()
-    deadline = io_loop.time() + timeout
-    while True:
-        meta = yield crawl_meta(client, crawl_id)
-        left = deadline - io_loop.time()
-        if meta is not None or left <= 0:
-            raise gen.Return(meta)
-        if say is not None:
-            say('crawl %s has not been started: waiting up to %gs for it (--join-timeout)'
-                % (crawl_id, timeout))
-            say = None
-        yield gen.sleep(min(poll_interval, left))
 
 
 def worker_argv(argv, index, files):
