@@ -95,7 +95,7 @@ LAYER_ORDER = [
     ('crawler', ['crawler.engine']),
     ('crawler.demo', ['crawler.robots', 'crawler.urls', 'tcpserver', 'locks']),
     ('crawler.application', ['crawler.engine', 'crawler.demo']),
-    ('testing', ['gen', 'netutil']),
+    ('testing', ['gen', 'netutil', 'httpserver', 'httpclient']),
     ('pytest_plugin', ['testing']),
     ('platform', ['gen']),
 ]
