@@ -69,6 +69,9 @@ LAYER_ORDER = [
     ('_http1server', ['httputil']),
     ('_httpserver_legacy', []),  # write's callback=, which httpserver hands it.
     ('httpserver', ['tcpserver', '_http1server', '_httpserver_legacy']),
+    ('_urlspec', ['escape', 'util']),  # web's routes
+    ('_web_legacy', ['gen']),  # @asynchronous, re-exported by web at its end.
+    ('web', ['httpserver', '_urlspec', 'escape', '_web_legacy']),
     # The crawler, in rooms (CRAWLER_ROOMS): first the building blocks each part uses,
     ('crawler.crawloptions', []),
     ('crawler.urls', []),
