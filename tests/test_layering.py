@@ -71,7 +71,8 @@ LAYER_ORDER = [
     ('httpserver', ['tcpserver', '_http1server', '_httpserver_legacy']),
     ('_urlspec', ['escape', 'util']),  # web's routes
     ('_web_legacy', ['gen']),  # @asynchronous, re-exported by web at its end.
-    ('web', ['httpserver', '_urlspec', 'escape', '_web_legacy']),
+    ('_signedvalue', ['escape']),  # web's secure cookies
+    ('web', ['httpserver', '_urlspec', '_signedvalue', 'escape', '_web_legacy']),
     # The crawler, in rooms (CRAWLER_ROOMS): first the building blocks each part uses,
     ('crawler.crawloptions', []),
     ('crawler.urls', []),

@@ -20,10 +20,15 @@ import sys
 import time
 import traceback
 
+from six.moves import http_cookies
+
 import tinytornado
 from tinytornado import gen, httputil
 from tinytornado._compat import binary_type, text_type
 from tinytornado._compat import native_str as header_str
+from tinytornado._signedvalue import (
+    create_signed_value, decode_signed_value, get_signature_key_version,
+)
 from tinytornado._urlspec import URLSpec, url
 from tinytornado.concurrent import Future
 from tinytornado.escape import json_encode, native_str, to_unicode, utf8
@@ -33,6 +38,7 @@ from tinytornado.log import access_log, app_log, gen_log
 __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
     'Finish', 'RedirectHandler', 'ErrorHandler', 'asynchronous',
+    'create_signed_value', 'decode_signed_value',
 ]
 
 # What tinytornado does not have, and the settings that would need it.
@@ -110,6 +116,7 @@ class RequestHandler(object):
         self._headers_written = False
         self._finished = False
         self._auto_finish = True
+        self._new_cookie = http_cookies.SimpleCookie()  # kept by clear(), as in 5.1
         self.path_args = None
         self.path_kwargs = None
         self.clear()
@@ -152,6 +159,91 @@ class RequestHandler(object):
 
     def set_default_headers(self):
         """Override to set headers on every response (errors included)."""
+
+    def require_setting(self, name, feature='this feature'):
+        if not self.application.settings.get(name):
+            raise Exception("You must define the '%s' setting in your application to use %s"
+                            % (name, feature))
+
+    # -- cookies -------------------------------------------------------------------------
+
+    @property
+    def cookies(self):
+        """The request's cookies: name -> Morsel."""
+        return self.request.cookies
+
+    def get_cookie(self, name, default=None):
+        """The value of the request's cookie `name`, or `default`."""
+        if name in self.request.cookies:
+            return self.request.cookies[name].value
+        return default
+
+    def set_cookie(self, name, value, domain=None, expires=None, path='/', expires_days=None,
+                   **kwargs):
+        """Set cookie `name` in the response. `expires` is a timestamp or a UTC datetime;
+        other keywords are Morsel attributes (``httponly=True``, ``secure=True``,
+        ``max_age=60``)."""
+        name, value = native_str(name), native_str(value)
+        if re.search(r'[\x00-\x20]', name + value):
+            raise ValueError('Invalid cookie %r: %r' % (name, value))
+        if name in self._new_cookie:
+            del self._new_cookie[name]
+        self._new_cookie[name] = value
+        morsel = self._new_cookie[name]
+        if domain:
+            morsel['domain'] = domain
+        if expires_days is not None and not expires:
+            expires = datetime.datetime.utcnow() + datetime.timedelta(days=expires_days)
+        if expires:
+            morsel['expires'] = httputil.format_timestamp(expires)
+        if path:
+            morsel['path'] = path
+        for key, attribute in kwargs.items():
+            if key == 'max_age':
+                key = 'max-age'
+            if key in ('httponly', 'secure') and not attribute:
+                continue  # a false flag is no flag (Morsel would write it anyway)
+            morsel[key] = attribute
+
+    def clear_cookie(self, name, path='/', domain=None):
+        """Expire cookie `name` (path and domain must be those it was set with)."""
+        expires = datetime.datetime.utcnow() - datetime.timedelta(days=365)
+        self.set_cookie(name, value='', path=path, expires=expires, domain=domain)
+
+    def clear_all_cookies(self, path='/', domain=None):
+        for name in self.request.cookies:
+            self.clear_cookie(name, path=path, domain=domain)
+
+    def set_secure_cookie(self, name, value, expires_days=30, version=None, **kwargs):
+        """Set cookie `name` to `value` signed with the ``cookie_secret`` setting."""
+        self.set_cookie(name, self.create_signed_value(name, value, version=version),
+                        expires_days=expires_days, **kwargs)
+
+    def create_signed_value(self, name, value, version=None):
+        self.require_setting('cookie_secret', 'secure cookies')
+        secret = self.application.settings['cookie_secret']
+        key_version = None
+        if isinstance(secret, dict):
+            if self.application.settings.get('key_version') is None:
+                raise Exception('key_version setting must be used for secret_key dicts')
+            key_version = self.application.settings['key_version']
+        return create_signed_value(secret, name, value, version=version,
+                                   key_version=key_version)
+
+    def get_secure_cookie(self, name, value=None, max_age_days=31, min_version=None):
+        """The bytes of signed cookie `name` (or of `value`), or None when it is absent,
+        forged, expired or for another name."""
+        self.require_setting('cookie_secret', 'secure cookies')
+        if value is None:
+            value = self.get_cookie(name)
+        return decode_signed_value(self.application.settings['cookie_secret'], name, value,
+                                   max_age_days=max_age_days, min_version=min_version)
+
+    def get_secure_cookie_key_version(self, name, value=None):
+        self.require_setting('cookie_secret', 'secure cookies')
+        if value is None:
+            value = self.get_cookie(name)
+        return get_signature_key_version(value)
 
     # -- status and headers ------------------------------------------------------------
 
@@ -261,6 +353,8 @@ class RequestHandler(object):
             self._headers_written = True
             if self.request.method == 'HEAD':
                 chunk = None
+            for cookie in self._new_cookie.values():
+                self.add_header('Set-Cookie', cookie.OutputString(None))
             start_line = httputil.ResponseStartLine('', self._status_code, self._reason)
             return self.request.connection.write_headers(start_line, self._headers, chunk)
         if self.request.method != 'HEAD':
