@@ -13,6 +13,7 @@ them, fail at once with an error naming what is missing (README, differences).
 from __future__ import absolute_import, division, print_function
 
 import datetime
+import functools
 import hashlib
 import numbers
 import re
@@ -21,6 +22,7 @@ import time
 import traceback
 
 from six.moves import http_cookies
+from six.moves.urllib.parse import urlencode, urlsplit
 
 import tinytornado
 from tinytornado import gen, httputil
@@ -37,7 +39,7 @@ from tinytornado.log import access_log, app_log, gen_log
 
 __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
-    'Finish', 'RedirectHandler', 'ErrorHandler', 'asynchronous',
+    'Finish', 'RedirectHandler', 'ErrorHandler', 'asynchronous', 'authenticated',
     'create_signed_value', 'decode_signed_value',
 ]
 
@@ -164,6 +166,29 @@ class RequestHandler(object):
         if not self.application.settings.get(name):
             raise Exception("You must define the '%s' setting in your application to use %s"
                             % (name, feature))
+
+    # -- the user --------------------------------------------------------------------------
+
+    @property
+    def current_user(self):
+        """The request's user: what `get_current_user` returns (asked once), or what was
+        assigned (in `prepare`, say)."""
+        if not hasattr(self, '_current_user'):
+            self._current_user = self.get_current_user()
+        return self._current_user
+
+    @current_user.setter
+    def current_user(self, value):
+        self._current_user = value
+
+    def get_current_user(self):
+        """Override to say who the user is (e.g. from a secure cookie); None: nobody."""
+        return None
+
+    def get_login_url(self):
+        """Where `authenticated` sends a user who is nobody: the ``login_url`` setting."""
+        self.require_setting('login_url', '@tornado.web.authenticated')
+        return self.application.settings['login_url']
 
     # -- cookies -------------------------------------------------------------------------
 
@@ -540,6 +565,26 @@ class RequestHandler(object):
 
 def _weak(etag):
     return etag[2:] if etag.startswith(b'W/') else etag
+
+
+def authenticated(method):
+    """A verb method for logged-in users only: without `current_user`, a GET or HEAD is
+    redirected to the login URL (with ``?next=`` the request's URL, unless the login URL
+    has a query already), any other method is a 403."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if self.current_user:
+            return method(self, *args, **kwargs)
+        if self.request.method not in ('GET', 'HEAD'):
+            raise HTTPError(403)
+        login_url = self.get_login_url()
+        if '?' not in login_url:
+            # An absolute login URL (another host) needs the whole URL to come back to.
+            next_url = (self.request.full_url() if urlsplit(login_url).scheme
+                        else self.request.uri)
+            login_url += '?' + urlencode(dict(next=next_url))
+        self.redirect(login_url)
+    return wrapper
 
 
 class RedirectHandler(RequestHandler):
