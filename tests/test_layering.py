@@ -72,7 +72,9 @@ LAYER_ORDER = [
     ('_urlspec', ['escape', 'util']),  # web's routes
     ('_web_legacy', ['gen']),  # @asynchronous, re-exported by web at its end.
     ('_signedvalue', ['escape']),  # web's secure cookies
-    ('web', ['httpserver', '_urlspec', '_signedvalue', 'escape', '_web_legacy']),
+    ('_staticfiles', []),  # StaticFileHandler's ranges, reads and content hashes
+    ('web', ['httpserver', '_urlspec', '_signedvalue', '_staticfiles', 'escape',
+             '_web_legacy']),
     # The crawler, in rooms (CRAWLER_ROOMS): first the building blocks each part uses,
     ('crawler.crawloptions', []),
     ('crawler.urls', []),

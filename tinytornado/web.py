@@ -6,6 +6,9 @@ to a `URLSpec`, read whole, and handed to a new instance of its handler, whose v
 (``get``, ``post``...) runs: a plain method, a `gen.coroutine`, an ``async def`` (3.x),
 or one decorated with `asynchronous` that finishes the response from a callback.
 
+`StaticFileHandler` serves a directory (the ``static_path`` setting serves it under
+``/static/``, and `RequestHandler.static_url` names its files with a ``?v=`` hash).
+
 Templates, websockets, auth, locale, XSRF, UI modules and response compression are not
 here: `render`, `render_string`, `xsrf_form_html` and `locale`, and the settings that need
 them, fail at once with an error naming what is missing (README, differences).
@@ -16,6 +19,8 @@ import datetime
 import functools
 import hashlib
 import numbers
+import os
+import stat
 import re
 import sys
 import time
@@ -25,7 +30,7 @@ from six.moves import http_cookies
 from six.moves.urllib.parse import urlencode, urlsplit
 
 import tinytornado
-from tinytornado import gen, httputil
+from tinytornado import _staticfiles, gen, httputil
 from tinytornado._compat import binary_type, text_type
 from tinytornado._compat import native_str as header_str
 from tinytornado._signedvalue import (
@@ -35,11 +40,13 @@ from tinytornado._urlspec import URLSpec, url
 from tinytornado.concurrent import Future
 from tinytornado.escape import json_encode, native_str, to_unicode, utf8
 from tinytornado.httpserver import HTTPServer
+from tinytornado.iostream import StreamClosedError
 from tinytornado.log import access_log, app_log, gen_log
 
 __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
     'Finish', 'RedirectHandler', 'ErrorHandler', 'asynchronous', 'authenticated',
+    'StaticFileHandler',
     'create_signed_value', 'decode_signed_value',
 ]
 
@@ -49,7 +56,6 @@ _MISSING_SETTINGS = {
     'template_loader': 'templates', 'template_whitespace': 'templates',
     'ui_modules': 'UI modules', 'ui_methods': 'UI modules', 'autoreload': 'autoreload',
     'compress_response': 'response compression', 'gzip': 'response compression',
-    'static_path': 'StaticFileHandler', 'static_handler_class': 'StaticFileHandler',
 }
 
 
@@ -493,6 +499,16 @@ class RequestHandler(object):
                         '<body>%(code)d: %(message)s</body></html>'
                         % {'code': status_code, 'message': self._reason})
 
+    def static_url(self, path, include_host=None, **kwargs):
+        """The URL of static file `path` (under the ``static_path`` setting), with a
+        ``?v=`` hash of its content so that it may be cached for ever."""
+        self.require_setting('static_path', 'static_url')
+        make_url = self.settings.get('static_handler_class', StaticFileHandler).make_static_url
+        if include_host is None:
+            include_host = getattr(self, 'include_host', False)
+        base = self.request.protocol + '://' + self.request.host if include_host else ''
+        return base + make_url(self.settings, path, **kwargs)
+
     # -- what tinytornado does not have ---------------------------------------------------
 
     def render(self, template_name, **kwargs):
@@ -613,6 +629,180 @@ class ErrorHandler(RequestHandler):
         raise HTTPError(self._status_code)
 
 
+class StaticFileHandler(RequestHandler):
+    """Serve the files under the directory `path` (Tornado 5.1's)::
+
+        (r'/files/(.*)', StaticFileHandler, {'path': '/var/www'})
+
+    With ETag (a hash of the content) and Last-Modified, answering If-None-Match and
+    If-Modified-Since with 304, a single byte Range with 206 (416 when beyond the end), and
+    a ten-year cache time when the URL has ``?v=`` (as `static_url` makes them). A
+    directory is served as its `default_filename` if given, else refused (403).
+    """
+
+    CACHE_MAX_AGE = 86400 * 365 * 10
+    _versions = _staticfiles.VersionCache()
+
+    def initialize(self, path, default_filename=None):
+        self.root = path
+        self.default_filename = default_filename
+
+    @classmethod
+    def reset(cls):
+        """Forget the content hashes (files changed; the ``static_hash_cache`` setting
+        set to False does it for each request)."""
+        cls._versions.reset()
+
+    def head(self, path):
+        return self.get(path, include_body=False)
+
+    @gen.coroutine
+    def get(self, path, include_body=True):
+        self.path = self.parse_url_path(path)
+        self.absolute_path = self.validate_absolute_path(
+            self.root, self.get_absolute_path(self.root, self.path))
+        if self.absolute_path is None:
+            return  # redirected to the directory's URL with its slash
+        self.modified = self.get_modified_time()
+        self.set_headers()
+        if self.should_return_304():
+            self.set_status(304)
+            return
+        size = self.get_content_size()
+        start, end = self._range(size)
+        if self.get_status() == 416:
+            return
+        self.set_header('Content-Length', (end if end is not None else size) - (start or 0))
+        if not include_body:
+            return
+        for chunk in self.get_content(self.absolute_path, start, end):
+            try:
+                self.write(chunk)
+                yield self.flush()
+            except StreamClosedError:
+                return  # the client went away
+
+    def _range(self, size):
+        """The slice of the file to send, after setting the status a Range asks for."""
+        header = self.request.headers.get('Range')
+        request_range = _staticfiles.parse_request_range(header) if header else None
+        if request_range is None:
+            return None, None
+        start, end = request_range
+        if (start is not None and start >= size) or end == 0:
+            self.set_status(416)
+            self.set_header('Content-Type', 'text/plain')
+            self.set_header('Content-Range', 'bytes */%s' % size)
+            return None, None
+        if start is not None and start < 0:
+            start = max(start + size, 0)
+        if end is not None and end > size:
+            end = size
+        if size != (end or size) - (start or 0):
+            self.set_status(206)
+            self.set_header('Content-Range', _staticfiles.content_range(start, end, size))
+        return start, end
+
+    def compute_etag(self):
+        version = self._get_cached_version(self.absolute_path)
+        return '"%s"' % version if version else None
+
+    def set_headers(self):
+        self.set_header('Accept-Ranges', 'bytes')
+        self.set_etag_header()
+        if self.modified is not None:
+            self.set_header('Last-Modified', self.modified)
+        content_type = self.get_content_type()
+        if content_type:
+            self.set_header('Content-Type', content_type)
+        cache_time = self.get_cache_time(self.path, self.modified, content_type)
+        if cache_time > 0:
+            self.set_header('Expires', datetime.datetime.utcnow() +
+                            datetime.timedelta(seconds=cache_time))
+            self.set_header('Cache-Control', 'max-age=' + str(cache_time))
+        self.set_extra_headers(self.path)
+
+    def should_return_304(self):
+        if self.request.headers.get('If-None-Match'):
+            return self.check_etag_header()
+        since = self.request.headers.get('If-Modified-Since')
+        return since is not None and _staticfiles.unmodified_since(since, self.modified)
+
+    @classmethod
+    def get_absolute_path(cls, root, path):
+        return os.path.abspath(os.path.join(root, path))
+
+    def validate_absolute_path(self, root, absolute_path):
+        """`absolute_path` if it is a file under `root`; else an HTTPError (403 outside
+        root or not a file, 404 absent), or None after redirecting a directory's URL to
+        its form with a slash."""
+        root = os.path.abspath(root)
+        if not root.endswith(os.path.sep):
+            root += os.path.sep
+        if not (absolute_path + os.path.sep).startswith(root):
+            raise HTTPError(403, '%s is not in root static directory', self.path)
+        if os.path.isdir(absolute_path) and self.default_filename is not None:
+            if not self.request.path.endswith('/'):
+                self.redirect(self.request.path + '/', permanent=True)
+                return None
+            absolute_path = os.path.join(absolute_path, self.default_filename)
+        if not os.path.exists(absolute_path):
+            raise HTTPError(404)
+        if not os.path.isfile(absolute_path):
+            raise HTTPError(403, '%s is not a file', self.path)
+        return absolute_path
+
+    @classmethod
+    def get_content(cls, abspath, start=None, end=None):
+        """The file's bytes ``[start:end]``: bytes, or an iterable of them."""
+        return _staticfiles.read_file(abspath, start, end)
+
+    @classmethod
+    def get_content_version(cls, abspath):
+        return _staticfiles.content_version(cls.get_content(abspath))
+
+    def _stat(self):
+        if not hasattr(self, '_stat_result'):
+            self._stat_result = os.stat(self.absolute_path)
+        return self._stat_result
+
+    def get_content_size(self):
+        return self._stat().st_size
+
+    def get_modified_time(self):
+        """The file's modification time, a naive UTC datetime to the second."""
+        return datetime.datetime.utcfromtimestamp(int(self._stat()[stat.ST_MTIME]))
+
+    def get_content_type(self):
+        return _staticfiles.content_type(self.absolute_path)
+
+    def set_extra_headers(self, path):
+        """Override to add headers to each file's response."""
+
+    def get_cache_time(self, path, modified, mime_type):
+        return self.CACHE_MAX_AGE if 'v' in self.request.arguments else 0
+
+    @classmethod
+    def make_static_url(cls, settings, path, include_version=True):
+        url = settings.get('static_url_prefix', '/static/') + path
+        if not include_version:
+            return url
+        version = cls.get_version(settings, path)
+        return '%s?v=%s' % (url, version) if version else url
+
+    def parse_url_path(self, url_path):
+        """The file path of the URL's path argument."""
+        return url_path.replace('/', os.path.sep) if os.path.sep != '/' else url_path
+
+    @classmethod
+    def get_version(cls, settings, path):
+        return cls._get_cached_version(cls.get_absolute_path(settings['static_path'], path))
+
+    @classmethod
+    def _get_cached_version(cls, abs_path):
+        return cls._versions.get(abs_path, cls.get_content_version) or None
+
+
 class Application(httputil.HTTPServerConnectionDelegate):
     """A list of routes an `HTTPServer` serves::
 
@@ -638,12 +828,25 @@ class Application(httputil.HTTPServerConnectionDelegate):
                 raise _missing(name)
         if settings.get('debug'):
             settings.setdefault('serve_traceback', True)
+            settings.setdefault('static_hash_cache', False)
         self.settings = settings
         self.default_host = default_host
         self.named_handlers = {}
         self._host_routes = []  # (host regex, [URLSpec]), tried before the wildcard ones
         self._default_host_routes = []  # (host regex, [URLSpec]) served for default_host
-        self._wildcard = self._specs(handlers or [])
+        handlers = list(handlers or [])
+        if settings.get('static_path'):
+            handlers[:0] = self._static_routes(settings)
+        self._wildcard = self._specs(handlers)
+
+    @staticmethod
+    def _static_routes(settings):
+        """The routes of the ``static_path`` setting: its prefix, favicon and robots."""
+        handler_class = settings.get('static_handler_class', StaticFileHandler)
+        kwargs = dict(settings.get('static_handler_args', {}), path=settings['static_path'])
+        prefix = re.escape(settings.get('static_url_prefix', '/static/'))
+        return [(pattern, handler_class, kwargs)
+                for pattern in [r'/(robots\.txt)', r'/(favicon\.ico)', prefix + r'(.*)']]
 
     def listen(self, port, address='', **kwargs):
         """Serve on `port` with a new HTTPServer (given `kwargs`), which is returned."""
@@ -708,6 +911,8 @@ class Application(httputil.HTTPServerConnectionDelegate):
         """Serve `request` (an HTTPServerRequest read whole): an Application is also a
         plain request callback. A Future of the handler's run."""
         handler_class, kwargs, args, path_kwargs = self.find_handler(request)
+        if not self.settings.get('static_hash_cache', True):
+            self.settings.get('static_handler_class', StaticFileHandler).reset()
         handler = handler_class(self, request, **kwargs)
         return handler._execute(*args, **path_kwargs)
 
