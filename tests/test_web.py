@@ -17,7 +17,7 @@ from tinytornado.log import access_log, app_log, gen_log
 from tinytornado.testing import AsyncHTTPTestCase, ExpectLog, bind_unused_port, gen_test
 from tinytornado.web import (
     Application, ErrorHandler, Finish, HTTPError, MissingArgumentError, RedirectHandler,
-    RequestHandler, URLSpec, asynchronous, url,
+    RequestHandler, URLSpec, addslash, asynchronous, removeslash, url,
 )
 
 if not PY2:
@@ -445,3 +445,58 @@ def test_listen_serves_and_logs_access(caplog):
         io_loop.run_sync(server.close_all_connections)
         IOLoop.clear_current()
         io_loop.close(all_fds=True)
+
+
+class SlashHandler(RequestHandler):
+    @removeslash
+    def get(self):
+        self.write('no slash ' + self.reverse_url('kwargs', 1, 2))
+
+    @addslash
+    def post(self):
+        self.write('slash')
+
+
+class LegacyFlushHandler(RequestHandler):
+    @asynchronous
+    def get(self):
+        self.write('first ')
+        self.flush(callback=self.flushed)
+
+    def flushed(self):
+        self.finish('then the rest')
+
+
+class XsrfHandler(RequestHandler):
+    def get(self, what):
+        try:
+            if what == 'token':
+                self.write(self.xsrf_token)
+            else:
+                self.check_xsrf_cookie()
+        except NotImplementedError as e:
+            self.write(str(e))
+
+
+class DecoratorsTest(AsyncHTTPTestCase):
+    def get_app(self):
+        return Application([
+            (r'/slash/?', SlashHandler), (r'/legacy-flush', LegacyFlushHandler),
+            url(r'/d/(\d+)/(\d+)', KwargsHandler, name='kwargs'), (r'/xsrf/(\w+)', XsrfHandler),
+        ])
+
+    def test_removeslash_and_addslash(self):
+        response = self.fetch('/slash/?a=1', follow_redirects=False)
+        self.assertEqual((response.code, response.headers['Location']), (301, '/slash?a=1'))
+        self.assertEqual(self.fetch('/slash').body, b'no slash /d/1/2')
+        response = self.fetch('/slash', method='POST', body=b'', follow_redirects=False)
+        self.assertEqual(response.code, 404)  # addslash: only GET and HEAD are redirected
+        self.assertEqual(self.fetch('/slash/', method='POST', body=b'').body, b'slash')
+
+    def test_flush_with_a_callback(self):
+        self.assertEqual(self.fetch('/legacy-flush').body, b'first then the rest')
+
+    def test_xsrf_fails_naming_it(self):
+        for what in ('token', 'check'):
+            self.assertTrue(self.fetch('/xsrf/' + what).body.startswith(
+                b'XSRF protection: tinytornado.web does not provide XSRF protection'))

@@ -45,7 +45,7 @@ from tinytornado.log import access_log, app_log, gen_log
 
 __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
-    'Finish', 'RedirectHandler', 'ErrorHandler', 'asynchronous', 'authenticated',
+    'Finish', 'RedirectHandler', 'ErrorHandler', 'asynchronous', 'authenticated', 'addslash', 'removeslash',
     'StaticFileHandler',
     'create_signed_value', 'decode_signed_value',
 ]
@@ -375,9 +375,10 @@ class RequestHandler(object):
             self.set_header('Content-Type', 'application/json; charset=UTF-8')
         self._write_buffer.append(utf8(chunk))
 
-    def flush(self, include_footers=False):
+    def flush(self, include_footers=False, callback=None):
         """Send what is buffered (the headers first, the first time). A Future of the
-        write."""
+        write, unless `callback` (Tornado 5.1's, deprecated) is given; as in 5.1, a HEAD
+        request's callback is not called once its headers are out."""
         chunk = b''.join(self._write_buffer)
         self._write_buffer = []
         if not self._headers_written:
@@ -387,9 +388,10 @@ class RequestHandler(object):
             for cookie in self._new_cookie.values():
                 self.add_header('Set-Cookie', cookie.OutputString(None))
             start_line = httputil.ResponseStartLine('', self._status_code, self._reason)
-            return self.request.connection.write_headers(start_line, self._headers, chunk)
+            return self.request.connection.write_headers(start_line, self._headers, chunk,
+                                                         callback=callback)
         if self.request.method != 'HEAD':
-            return self.request.connection.write(chunk)
+            return self.request.connection.write(chunk, callback=callback)
         future = Future()
         future.set_result(None)
         return future
@@ -499,6 +501,10 @@ class RequestHandler(object):
                         '<body>%(code)d: %(message)s</body></html>'
                         % {'code': status_code, 'message': self._reason})
 
+    def reverse_url(self, name, *args):
+        """The application's `reverse_url`."""
+        return self.application.reverse_url(name, *args)
+
     def static_url(self, path, include_host=None, **kwargs):
         """The URL of static file `path` (under the ``static_path`` setting), with a
         ``?v=`` hash of its content so that it may be cached for ever."""
@@ -518,6 +524,13 @@ class RequestHandler(object):
         raise _missing('templates')
 
     def xsrf_form_html(self):
+        raise _missing('XSRF protection')
+
+    def check_xsrf_cookie(self):
+        raise _missing('XSRF protection')
+
+    @property
+    def xsrf_token(self):
         raise _missing('XSRF protection')
 
     @property
@@ -601,6 +614,41 @@ def authenticated(method):
             login_url += '?' + urlencode(dict(next=next_url))
         self.redirect(login_url)
     return wrapper
+
+
+def removeslash(method):
+    """A verb method for paths without a trailing slash: a GET or HEAD of one with it is
+    redirected (301) to the path without it, other methods are a 404."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if self.request.path.endswith('/'):
+            if self.request.method not in ('GET', 'HEAD'):
+                raise HTTPError(404)
+            uri = self.request.path.rstrip('/')
+            if uri:  # '/' stays '/'
+                self.redirect(_with_query(uri, self.request.query), permanent=True)
+                return None
+        return method(self, *args, **kwargs)
+    return wrapper
+
+
+def addslash(method):
+    """A verb method for paths with a trailing slash: a GET or HEAD of one without it is
+    redirected (301) to the path with it, other methods are a 404."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if not self.request.path.endswith('/'):
+            if self.request.method not in ('GET', 'HEAD'):
+                raise HTTPError(404)
+            self.redirect(_with_query(self.request.path + '/', self.request.query),
+                          permanent=True)
+            return None
+        return method(self, *args, **kwargs)
+    return wrapper
+
+
+def _with_query(path, query):
+    return path + '?' + query if query else path
 
 
 class RedirectHandler(RequestHandler):
