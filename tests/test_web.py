@@ -13,6 +13,8 @@ from tinytornado._compat import PY2
 from tinytornado.escape import json_decode
 from tinytornado.httpclient import AsyncHTTPClient
 from tinytornado.ioloop import IOLoop
+from tinytornado.locks import Event
+from tinytornado.tcpclient import TCPClient
 from tinytornado.log import access_log, app_log, gen_log
 from tinytornado.testing import AsyncHTTPTestCase, ExpectLog, bind_unused_port, gen_test
 from tinytornado.web import (
@@ -500,3 +502,30 @@ class DecoratorsTest(AsyncHTTPTestCase):
         for what in ('token', 'check'):
             self.assertTrue(self.fetch('/xsrf/' + what).body.startswith(
                 b'XSRF protection: tinytornado.web does not provide XSRF protection'))
+
+
+class LongPollHandler(RequestHandler):
+    closed = None
+
+    @asynchronous
+    def get(self):
+        self.write('waiting')  # never finished: the client goes away first
+        self.flush()
+
+    def on_connection_close(self):
+        LongPollHandler.closed.set()
+
+
+class ConnectionCloseTest(AsyncHTTPTestCase):
+    def get_app(self):
+        return Application([(r'/poll', LongPollHandler)])
+
+    @gen_test
+    def test_on_connection_close_when_the_client_leaves(self):
+        LongPollHandler.closed = Event()
+        stream = yield TCPClient().connect('127.0.0.1', self.get_http_port())
+        yield stream.write(b'GET /poll HTTP/1.1\r\nHost: x\r\n\r\n')
+        yield stream.read_until(b'waiting')  # the handler is waiting
+        self.assertFalse(LongPollHandler.closed.is_set())
+        stream.close()
+        yield LongPollHandler.closed.wait()
