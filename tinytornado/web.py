@@ -45,9 +45,8 @@ from tinytornado.log import access_log, app_log, gen_log
 
 __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
-    'Finish', 'RedirectHandler', 'ErrorHandler', 'asynchronous', 'authenticated', 'addslash', 'removeslash',
-    'StaticFileHandler',
-    'create_signed_value', 'decode_signed_value',
+    'Finish', 'RedirectHandler', 'ErrorHandler', 'StaticFileHandler', 'asynchronous',
+    'authenticated', 'addslash', 'removeslash', 'create_signed_value', 'decode_signed_value',
 ]
 
 # What tinytornado does not have, and the settings that would need it.
