@@ -7,7 +7,6 @@ import pytest
 
 from net_helpers import open_fds
 from test_testing import only_problem, run_case
-from tinytornado import gen
 from tinytornado.httpclient import HTTPClientError
 from tinytornado.httputil import HTTPHeaders, ResponseStartLine
 from tinytornado.ioloop import IOLoop

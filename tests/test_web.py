@@ -3,7 +3,6 @@ verb methods of each style, arguments, the response, errors, routing, redirects,
 features that are missing failing at once."""
 from __future__ import absolute_import, division, print_function
 
-import json
 import logging
 
 import pytest
