@@ -528,3 +528,42 @@ class ConnectionCloseTest(AsyncHTTPTestCase):
         self.assertFalse(LongPollHandler.closed.is_set())
         stream.close()
         yield LongPollHandler.closed.wait()
+
+
+class MisuseHandler(RequestHandler):
+    def get(self, what):
+        problems = []
+        for attempt in [lambda: self.set_header('X-Bad', 'a\r\nInjected: 1'),
+                        lambda: self.set_header('X-Bad', object()),
+                        lambda: self.set_status(299),
+                        lambda: self.redirect('/x', status=200)]:
+            try:
+                attempt()
+            except (TypeError, ValueError) as e:
+                problems.append(type(e).__name__)
+        self.finish(','.join(problems))
+        for attempt in [lambda: self.write('more'), self.finish]:
+            try:
+                attempt()
+            except RuntimeError as e:
+                problems.append(str(e))
+        MisuseHandler.problems = problems
+
+
+class ArgumentTest(AsyncHTTPTestCase):
+    def get_app(self):
+        return Application([(r'/args', ArgsHandler), (r'/misuse/(\w+)', MisuseHandler)])
+
+    def test_invalid_utf8_in_an_argument_is_a_400(self):
+        with ExpectLog(gen_log, '.*Invalid unicode in x'):
+            self.assertEqual(self.fetch('/args?x=%FF').code, 400)
+
+    def test_control_characters_become_spaces(self):
+        self.assertEqual(json_decode(self.fetch('/args?x=a%01b&s=1').body)['x'], 'a b')
+
+    def test_misuse_is_refused_clearly(self):
+        response = self.fetch('/misuse/x')
+        self.assertEqual(response.body, b'ValueError,TypeError,ValueError,ValueError')
+        self.assertNotIn('Injected', response.headers)
+        self.assertEqual(MisuseHandler.problems[4:], ['Cannot write() after finish()',
+                                                      'finish() called twice'])
