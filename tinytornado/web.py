@@ -1,5 +1,5 @@
 """The core of Tornado 5.1's ``tornado.web``: `RequestHandler`, `Application` and the
-handlers every application uses (`RedirectHandler`, `ErrorHandler`).
+handlers every application uses (`RedirectHandler`, `ErrorHandler`, `StaticFileHandler`).
 
 An `Application` is the `HTTPServer`'s delegate: each request is routed by host and path
 to a `URLSpec`, read whole, and handed to a new instance of its handler, whose verb method
