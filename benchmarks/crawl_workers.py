@@ -1,17 +1,19 @@
-"""Issue 17's scaling: pages/s of one crawl in 1, 2 and 4 worker processes over one Redis,
-against one plain process (no Redis), on the same generated site.
+"""Issue 17's scaling: pages/s of one crawl in one process and in 1, 2 and 4 worker
+processes over one Redis, against one plain process (no Redis), on the same generated site.
 
     python benchmarks/crawl_workers.py [--pages 2000] [--rounds 3] [--max-tasks 20]
 
 The site is W6's (crawl_site.py: the seeded demo site, plain links), served by nginx
 (apt-get install -y nginx) in a process of its own; Redis is a fresh redis-server without
 persistence (tests/redis_server.py starts it). Each run is ``tinycrawl ROOT --no-robots
---delay 0 --max-per-host 1000 --max-rate 0 --max-tasks T`` in new processes: the plain one alone, the
-others with ``--redis URL --crawl-id NAME --workers N`` (a new crawl name per run). A run's
-rate is the URLs its --summary files count, which must be the site's whole crawl, divided
-by the wall time from starting the command to its exit, Python's start-up included (the
-same for every column). The table shows the median of the rounds, runs interleaved so
-that a slow moment of the machine falls on every column alike.
+--delay 0 --max-per-host 1000 --max-rate 0 --max-tasks T`` in new processes: the plain one
+alone, the others with ``--redis URL --crawl-id NAME`` (a new crawl name per run), in the
+one process or with ``--workers N`` (a launcher process and N workers). A run's rate is
+the URLs its --summary files count, which must be the site's whole crawl, divided by the
+wall time from starting the command to its exit, Python's start-up included (the same for
+every column). The table shows the median of the rounds, runs interleaved so that a slow
+moment of the machine falls on every column alike, and redis-server's CPU per URL crawled
+(its median CPU seconds over the site's URLs).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -34,7 +36,10 @@ from redis_server import RedisServer, redis_server_path  # noqa: E402
 
 __all__ = ['main']
 
-MODES = [('plain', 0), ('1 worker', 1), ('2 workers', 2), ('4 workers', 4)]
+# (name, workers): None, no Redis; 0, over Redis in the one process (no launcher); N,
+# ``--workers N`` (a launcher process and N workers).
+MODES = [('plain', None), ('1 process, --redis', 0), ('1 worker', 1), ('2 workers', 2),
+         ('4 workers', 4)]
 
 
 def crawl_command(root_url, workers, max_tasks, redis_url, crawl_id, summary):
@@ -42,8 +47,10 @@ def crawl_command(root_url, workers, max_tasks, redis_url, crawl_id, summary):
                '--delay', '0', '--max-per-host', '1000', '--max-rate', '0',
                '--max-tasks', str(max_tasks),
                '--summary', summary, '--no-progress', '-q']
+    if workers is not None:
+        command += ['--redis', redis_url, '--crawl-id', crawl_id]
     if workers:
-        command += ['--redis', redis_url, '--crawl-id', crawl_id, '--workers', str(workers)]
+        command += ['--workers', str(workers)]
     return command
 
 
@@ -71,8 +78,8 @@ def children_cpu_seconds():
 
 
 def run_once(server, redis, mode, max_tasks, work_dir, run_number):
-    """(pages/s, the crawl processes' CPU seconds, redis-server's) of one run of `mode`
-    (its number of workers, 0: plain)."""
+    """(pages/s, the crawl processes' CPU seconds, redis-server's, URLs crawled) of one
+    run of `mode` (its workers, as in MODES)."""
     summary = os.path.join(work_dir, 'summary-%d.json' % run_number)
     command = crawl_command(server.root_url, mode, max_tasks, redis.url(),
                             'bench-%d' % run_number, summary)
@@ -88,9 +95,9 @@ def run_once(server, redis, mode, max_tasks, work_dir, run_number):
         raise RuntimeError('%s exited %d' % (' '.join(command), status))
     urls = summary_urls(summary, mode)
     if urls != server.expected[0]:
-        raise RuntimeError('%d workers fetched %d URLs, not the site\'s %d'
+        raise RuntimeError('%r workers fetched %d URLs, not the site\'s %d'
                            % (mode, urls, server.expected[0]))
-    return urls / elapsed, crawl_cpu, redis_cpu
+    return urls / elapsed, crawl_cpu, redis_cpu, urls
 
 
 def median(values):
@@ -100,7 +107,7 @@ def median(values):
 
 
 def measure(pages, rounds, max_tasks):
-    """{mode name: [(pages/s, crawl CPU s, redis CPU s) per round]}."""
+    """{mode name: [(pages/s, crawl CPU s, redis CPU s, URLs) per round]}."""
     program = redis_server_path()
     if program is None:
         raise SystemExit('redis-server is not installed (apt-get install -y redis-server)')
@@ -127,12 +134,15 @@ def report(runs, pages, max_tasks, cores):
     lines = ['%d-page site, --max-tasks %d per process, %d cores, medians of %d rounds; CPU: '
              'seconds used by the crawl\'s processes and by redis-server'
              % (pages, max_tasks, cores, len(rates['plain'])),
-             '| run | pages/s | vs plain | crawl CPU s | redis CPU s | rounds (pages/s) |',
-             '| --- | ---: | ---: | ---: | ---: | --- |']
+             '| run | pages/s | vs plain | crawl CPU s | redis CPU s | redis CPU ms/page '
+             '| rounds (pages/s) |',
+             '| --- | ---: | ---: | ---: | ---: | ---: | --- |']
     for name, _ in MODES:
-        lines.append('| %s | %.0f | %.2fx | %.2f | %.2f | %s |' % (
+        redis_cpu = median([run[2] for run in runs[name]])
+        urls = runs[name][0][3]  # every run crawls the whole site
+        lines.append('| %s | %.0f | %.2fx | %.2f | %.2f | %.3f | %s |' % (
             name, median(rates[name]), median(rates[name]) / plain,
-            median([run[1] for run in runs[name]]), median([run[2] for run in runs[name]]),
+            median([run[1] for run in runs[name]]), redis_cpu, redis_cpu * 1000.0 / urls,
             ', '.join('%.0f' % rate for rate in rates[name])))
     one, two = median(rates['1 worker']), median(rates['2 workers'])
     four = median(rates['4 workers'])

@@ -230,6 +230,21 @@ def test_crawl_statistics_counters():
     assert statistics.status_counts() == {200: 2, 301: 1, 404: 1}
 
 
+def test_crawl_statistics_counts_are_typed():
+    statistics = CrawlStatistics(keep_statistics=False)
+    for statistic in sample_statistics():
+        statistics.add(statistic)
+    assert statistics.statuses == {200: 2, 301: 1, 404: 1}
+    assert statistics.failures == {'TimeoutError': 1}
+    assert statistics.other_types == {'application/pdf': 1}
+    assert statistics.categories == {
+        'html': 1, 'html_bytes': 100, 'error_page': 1, 'error_page_bytes': 9,
+        'redirect': 1, 'other': 1, 'other_bytes': 7, 'fail': 1, 'robots_disallowed': 1}
+    # The flat names are made for the report and the summary, from the typed counts.
+    statistics.statuses[503] += 1
+    assert statistics.counters['status_503'] == 1 and statistics.status_counts()[503] == 1
+
+
 def test_crawl_statistics_report_and_summary():
     statistics = CrawlStatistics(max_tasks=3)
     for statistic in sample_statistics():

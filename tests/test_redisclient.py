@@ -51,7 +51,7 @@ def test_the_client_imports_only_streams_and_below():
     module = 'tinytornado.crawler.redisclient'
     imported = set(layer_of(name) for _, name in
                    internal_imports(module, redisclient.__file__.replace('.pyc', '.py')))
-    assert imported - allowed_imports('tcpclient') == {'crawler'}  # its own resp module
+    assert imported - allowed_imports('tcpclient') == {'crawler.resp'}  # its protocol
 
 
 def test_parse_url():

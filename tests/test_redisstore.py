@@ -591,3 +591,75 @@ def test_max_pages_bounds_the_urls_admitted_crawl_wide(new_store):
     assert (yield second.admit(items('http://a/1', 'http://a/3', 'http://a/4'))) == items(
         'http://a/3')
     assert (yield first.status())['seen'] == 3
+
+
+# -- batches: a worker's leases and finishes share round trips ----------------------------
+
+def counting_calls(store):
+    """The list of the number of arguments of each exchange script `store` runs."""
+    calls = []
+    script = store._scripts['exchange']
+
+    def counted(keys=(), args=()):
+        calls.append(len(args))
+        return script(keys=keys, args=args)
+    store._scripts['exchange'] = counted
+    return calls
+
+
+def test_leases_asked_together_go_in_one_call_and_take_only_those_asked(new_store):
+    store = new_store()
+    yield store.admit(items(*['http://a/%d' % n for n in range(8)]))
+    calls = counting_calls(store)
+    held = yield [store.lease() for _ in range(5)]
+    assert len(calls) == 1
+    assert sorted(leased.url for leased in held) == ['http://a/%d' % n for n in range(5)]
+    # Only those asked for are leased: none waits unstarted for its lease to expire.
+    status = yield store.status()
+    assert (status['leased'], status['queued']) == (5, 3)
+    admitted = yield [store.done(leased, record(leased.url), items(leased.url + '/x'))
+                      for leased in held]
+    assert len(calls) == 2
+    assert admitted == [items(leased.url + '/x') for leased in held]
+    assert len((yield store.finished_records())) == 5
+
+
+def test_leases_asked_together_keep_the_cap_and_the_delay(new_store):
+    # A batch hands out what one lease at a time would: never a third item of a host
+    # capped at 2, and items of a host with a delay one delay apart (server's clock).
+    capped = new_store(crawl_id='capped', max_per_host=2)
+    yield capped.admit(items('http://a/1', 'http://a/2', 'http://a/3', 'http://b/1'))
+    asked = [capped.lease() for _ in range(4)]
+    yield gen.sleep(0.3)  # several polls
+    held = dict((future.result().url, future) for future in asked if future.done())
+    assert sorted(held) == ['http://a/1', 'http://a/2', 'http://b/1']
+    waiting = [future for future in asked if not future.done()]
+    first = held['http://a/1'].result()
+    yield capped.done(first, record(first.url))  # a slot of host a is free
+    assert (yield waiting[0]).url == 'http://a/3'
+    slow = new_store(crawl_id='slow', delay=0.2)
+    yield slow.admit(items('http://a/1', 'http://a/2', 'http://a/3', 'http://b/1',
+                           'http://b/2'))
+    held = yield [slow.lease() for _ in range(5)]
+    for host in ('a', 'b'):
+        times = sorted(slow.lease_time(leased) for leased in held if leased.host == host)
+        assert min(ms(later) - ms(earlier) for earlier, later in zip(times, times[1:])) >= 200
+
+
+def test_a_late_finish_in_a_batch_is_dropped_and_the_others_count(new_store,
+                                                                   app_log_records):
+    store = new_store(lease_seconds=0.1)
+    yield store.admit(items('http://a/1'))
+    first = yield store.lease()
+    yield gen.sleep(0.2)  # expired: the next lease reclaims it, a try counted
+    yield store.admit(items('http://b/1'))
+    second, other = yield [store.lease(), store.lease()]
+    assert sorted((second.url, second.tries, other.url, other.tries)[::2]) == [
+        'http://a/1', 'http://b/1']
+    replies = yield [store.done(first, record('late'), items('http://a/2')),
+                     store.done(second, record(second.url), items('http://a/3')),
+                     store.done(other, record(other.url), [])]
+    assert replies == [None, items('http://a/3'), []]
+    assert len(app_log_records) == 1
+    assert sorted(url for _, url, _ in (yield store.finished_records())) == [
+        'http://a/1', 'http://b/1']

@@ -127,6 +127,47 @@ def test_abandon_gives_the_item_up_in_this_process(work_stores):
     assert store.unfinished() == 0  # a kept crawl keeps it: see the resume below
 
 
+# -- leases and finishes asked for together (a shared store batches them) --------------------
+
+@pytest.mark.gen_test(timeout=30)
+def test_leases_asked_together_keep_the_per_host_cap(work_stores):
+    # A worker's tasks ask for leases at once, and a shared store sends them in one call:
+    # still no more items of a host than its cap are handed out, and each one finished
+    # lets one more go.
+    store = work_stores.new()
+    yield started(store, [ROOT], delay=0.0, max_per_host=2, max_rate=0.0)
+    root = yield store.lease()
+    pages = [item(ROOT + 'p%d' % n) for n in range(5)]
+    yield store.done(root, statistic(root), pages)
+    asked = [store.lease() for _ in range(4)]
+    yield gen.sleep(0.3)  # a Redis store asks again every 0.1 s meanwhile
+    held = [future.result() for future in asked if future.done()]
+    waiting = [future for future in asked if not future.done()]
+    assert len(held) == 2
+    assert (yield [store.done(each, statistic(each), []) for each in held]) == [[], []]
+    later = yield waiting
+    assert len(later) == 2
+    yield [store.done(each, statistic(each), []) for each in later]
+    last = yield drain(store)
+    assert sorted([each.url for each in held + later] + [url for url, _ in last]) == [
+        page.url for page in pages]
+
+
+@pytest.mark.gen_test(timeout=30)
+def test_finishes_sent_together_each_admit_their_own_items(work_stores):
+    store = work_stores.new()
+    yield started(store, [ROOT], **UNTHROTTLED)
+    root = yield store.lease()
+    yield store.done(root, statistic(root), [item(ROOT + 'p%d' % n) for n in range(3)])
+    held = yield [store.lease() for _ in range(3)]
+    found = [[item(each.url + '/x'), item(each.url + '/y')] for each in held]
+    admitted = yield [store.done(each, statistic(each), new)
+                      for each, new in zip(held, found)]
+    assert admitted == found
+    leased = yield drain(store)
+    assert sorted(leased) == sorted((new.url, 0) for new in sum(found, []))
+
+
 # -- a kept crawl ------------------------------------------------------------------------------
 
 @pytest.mark.gen_test(timeout=30)

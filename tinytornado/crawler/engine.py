@@ -38,9 +38,9 @@ from tinytornado.ioloop import IOLoop
 from tinytornado.log import app_log
 
 from .crawloptions import DEFAULT_OPTIONS, JOURNALED_OPTIONS, OptionValues, crawler_options
-from .extractors import Admission, Extractors, HtmlLinks, RedirectTarget, SitemapEntries
+from .extractors import Admission, Extractors, checked_extractors, default_extractors
 from .fetch import Fetcher, describe_exception
-from .hostpolicy import PUT_BACK, Refused
+from .hostpolicy import PutBack, Refused
 from .journal import as_journaled
 from .outputs import (ArchiveOutput, CallbackOutput, JsonLinesOutput, StatisticsOutput)
 from .scope import Scope
@@ -49,11 +49,16 @@ from .stats import CrawlStatistics, FetchStatistic
 from .warc import open_archive
 from .workstore import host_key, open_work_store
 
-__all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem']
+__all__ = ['Crawler', 'DEFAULT_OPTIONS', 'WorkItem', 'GivenBack']
 
 # One unit of work: `depth` counts links followed from a root (a redirect keeps it);
 # `max_redirect` is the redirect budget left; `tries` the tries made before this one.
 WorkItem = collections.namedtuple('WorkItem', 'url host depth max_redirect tries')
+
+# A try's end, besides a FetchStatistic (its URL finished): the item went back to the store
+# (for another try, for its host's turn, or dropped once the crawl stops); `stored` is the
+# store's Future of that.
+GivenBack = collections.namedtuple('GivenBack', 'stored')
 
 # The failure of a URL whose hand-outs all ended with its lease expired (a shared store
 # counts each as a try): it killed or hung every worker it went to, and is not tried again.
@@ -94,14 +99,24 @@ class Crawler(object):
     `max_rate` requests per second (5). ``max_per_host=None, delay=0, max_rate=0`` crawl
     as fast as `max_tasks` allows.
 
+    What a response leads to is told by `extractors` (extractors.py tells how to write
+    one): the first that wants a response reads it. By default
+    ``extractors.default_extractors(frames)``: redirects, sitemaps and HTML pages; a list
+    given replaces them (add yours to ``default_extractors()`` to keep them).
+
     Raises:
         ValueError: a root is not an http(s) URL, an option is invalid, `state`
-            holds a crawl and `resume` is not set, or roots or options given to a resume
-            contradict the journal's.
-        TypeError: an unknown option.
+            holds a crawl and `resume` is not set, roots or options given to a resume
+            contradict the journal's, or `frames` is given with `extractors`.
+        TypeError: an unknown option, or an extractor without its methods.
     """
 
-    def __init__(self, roots, store=None, **given):
+    def __init__(self, roots, store=None, extractors=None, **given):
+        if extractors is not None:  # checked before a store is opened, as options are
+            if 'frames' in given:
+                raise ValueError('frames chooses the default extractors: with extractors, '
+                                 'give HtmlLinks(frames=True) among them instead')
+            extractors = checked_extractors(extractors)
         self.options = options = OptionValues(crawler_options(given))
         self.io_loop = IOLoop.current()
         self.store = store if store is not None else open_work_store(options, WorkItem)
@@ -115,10 +130,10 @@ class Crawler(object):
         self.done = self.statistics.done
         admission = Admission(self.seen_urls, self.scope, self._admit, options.max_redirect,
                               options.on_links, options.on_written_links,
-                              options.on_external_links)
-        self.extractors = Extractors([
-            RedirectTarget(admission), SitemapEntries(admission),
-            HtmlLinks(admission, options.frames, options.max_depth)])
+                              options.on_external_links, options.max_depth)
+        if extractors is None:  # frames may come from a resumed crawl's journal
+            extractors = default_extractors(options.frames)
+        self.extractors = Extractors(extractors, admission)
         self.http_client = options.http_client
         self._own_client = self.http_client is None
         self.fetcher = None  # made by crawl(), with the client
@@ -288,8 +303,8 @@ class Crawler(object):
         except Exception as e:  # whatever went wrong belongs to this URL's statistic
             app_log.debug('crawling %s failed', item.url, exc_info=True)
             outcome = self._statistic(item, started, exception=describe_exception(e))
-        if outcome.__class__ is Future:
-            yield outcome  # the item given back to the store
+        if isinstance(outcome, GivenBack):
+            yield outcome.stored
         else:
             # The store records the URL first (a journal, a shared crawl's stream), then
             # the outputs: see _record.
@@ -306,10 +321,15 @@ class Crawler(object):
             self._record(statistic)
 
     def _settle(self, item, fetched, started, new_items):
-        """The statistic of a try, or the Future of the item given back to the store."""
-        if fetched is PUT_BACK:
-            return self.store.put_back(item)
-        if fetched.__class__ is Refused:
+        """The end of a try: its FetchStatistic, or a GivenBack.
+
+        `fetched` is what the policy or the request answered: a `hostpolicy.PutBack` (no
+        try), a `hostpolicy.Refused` (none made, or robots.txt says no), or an answer to
+        settle (`fetch.Fetched`, or the policy's `hostpolicy.Failure`, alike).
+        """
+        if isinstance(fetched, PutBack):
+            return GivenBack(self.store.put_back(item))
+        if isinstance(fetched, Refused):
             return self._statistic(item, started, exception=fetched.exception,
                                    tried=fetched.tried)
         if fetched.transient:
@@ -324,7 +344,7 @@ class Crawler(object):
 
     def _retry(self, item, fetched):
         """Count the failure (of the URL, and of its host if it says the host is in
-        trouble); the Future of its retry, after its back-off, or None if it fails for
+        trouble); the GivenBack of its retry, after its back-off, or None if it fails for
         good."""
         pause, given_up = self.policy.failed(item, fetched)  # the store fails its others
         if given_up or item.tries + 1 >= self.options.max_tries:
@@ -332,8 +352,8 @@ class Crawler(object):
         # Once stopped, the item is dropped like those in flight, not finished as failed:
         # a journal keeps it queued, with this try counted.
         if self._stopping:
-            return self.store.abandon(item)
-        return self.store.retry(item, pause)
+            return GivenBack(self.store.abandon(item))
+        return GivenBack(self.store.retry(item, pause))
 
     def _outcome(self, item, fetched, started, new_items):
         """The statistic of a finished try; collects what it links or redirects to."""

@@ -18,7 +18,7 @@ from .fetch import describe_exception, retry_after_seconds
 from .politeness import AutoThrottle, HostHealth, PolitenessRule, RobotsCache
 from .stats import ROBOTS_DISALLOWED
 
-__all__ = ['HostPolicy', 'Failure', 'Refused', 'PUT_BACK']
+__all__ = ['HostPolicy', 'Failure', 'Refused', 'PutBack', 'PUT_BACK']
 
 
 class Failure(object):
@@ -43,7 +43,13 @@ class Refused(object):
         self.tried = tried
 
 
-PUT_BACK = object()  # a try that did not happen: the item goes back to the work store
+class PutBack(object):
+    """A try that did not happen: the item goes back to the work store for its host's
+    turn (`PUT_BACK`, its one instance)."""
+    __slots__ = ()
+
+
+PUT_BACK = PutBack()
 
 
 class HostPolicy(object):

@@ -12,6 +12,13 @@ storecontract.py. Items are WorkItem-like: ``url host depth max_redirect tries``
 - ``done(item, record, new_items)`` -> Future of the new items admitted, or None if the
   lease was lost (expired and reclaimed): then nothing happened, and the caller must not
   report `item` either, since whoever holds it now will.
+
+  The leases and finishes a worker's tasks ask for while one call is in flight go
+  together in the next, one exchange script (``_Grouped``): the finishes first, then as
+  many leases as tasks wait for, each host's items taken in one turn when it needs no
+  delay between hand-outs (its share when several hosts are ready, within its free
+  slots), one a turn otherwise. So a busy worker pays one round trip, and Redis one
+  script, for several URLs, and the politeness is that of one lease at a time.
 - ``retry(item, delay)`` -> Future of True (False if the lease was lost): the item goes
   back to the front of its host's queue with one more try, ready after `delay` seconds.
 - ``put_back(item)`` -> Future of True (False if the lease was lost): the item goes back to
@@ -91,13 +98,17 @@ one by one, and cost what one set would. Two URLs with the same hash count as on
 from __future__ import absolute_import, division, print_function
 
 import binascii
+import collections
 import itertools
 import json
 import os
+import sys
 
 import six
 
 from tinytornado import gen
+from tinytornado.concurrent import (Future, future_set_exc_info,
+                                    future_set_result_unless_cancelled)
 from tinytornado.ioloop import IOLoop
 from tinytornado.locks import Condition
 from tinytornado.log import app_log
@@ -198,31 +209,72 @@ local function requeue(text)
   schedule(host)
 end
 
--- ARGV[first..] are (seen set, its member, item text, host) quadruples; the 0-based
--- indexes of the items that were new.
-local function admit(first)
+-- Run `command` on `key` with the values of `list`, in calls of at most 1000 (Lua's
+-- unpack has a bounded stack).
+local function call_with_all(command, key, list)
+  for first = 1, #list, 1000 do
+    redis.call(command, key, unpack(list, first, math.min(first + 999, #list)))
+  end
+end
+
+-- An admission: items of one or more calls' lists, queued at its end (`end_admission`),
+-- so that a batch of finishes pushes each host's new items and schedules it once.
+local function new_admission()
   redis.call('HSETNX', P .. 'counts', 'started', NOW)
-  local admitted, hosts, in_order = {}, {}, {}
-  local seen = tonumber(redis.call('HGET', P .. 'counts', 'seen') or '0')
-  for i = first, #ARGV, 4 do
-    if MAX_SEEN > 0 and seen >= MAX_SEEN then break end
+  return {seen = tonumber(redis.call('HGET', P .. 'counts', 'seen') or '0'), admitted = 0,
+          queues = {}, hosts = {}, touched = {}}
+end
+
+-- `host` is scheduled at the end of the admission, in the order hosts were touched
+-- (new hosts join the ring so).
+local function touch(admission, host)
+  if not admission.touched[host] then
+    admission.touched[host] = true
+    admission.hosts[#admission.hosts + 1] = host
+  end
+end
+
+-- ARGV[first..last] are (seen set, its member, item text, host) quadruples; the 0-based
+-- indexes of the items that were new.
+local function admit_part(admission, first, last)
+  local admitted = {}
+  for i = first, last, 4 do
+    if MAX_SEEN > 0 and admission.seen >= MAX_SEEN then break end
     if redis.call('SADD', ARGV[i], ARGV[i + 1]) == 1 then
-      seen = seen + 1
+      admission.seen = admission.seen + 1
+      admission.admitted = admission.admitted + 1
       local host = ARGV[i + 3]
-      redis.call('RPUSH', P .. 'queue:' .. host, ARGV[i + 2])
-      if not hosts[host] then
-        hosts[host] = true
-        in_order[#in_order + 1] = host  -- in order: they join the ring so
+      local queue = admission.queues[host]
+      if not queue then
+        queue = {}
+        admission.queues[host] = queue
       end
+      touch(admission, host)
+      queue[#queue + 1] = ARGV[i + 2]
       admitted[#admitted + 1] = (i - first) / 4
     end
   end
-  count('seen', #admitted)
-  count('queued', #admitted)
-  for _, host in ipairs(in_order) do
-    redis.call('SADD', P .. 'hosts', host)
+  return admitted
+end
+
+local function end_admission(admission)
+  count('seen', admission.admitted)
+  count('queued', admission.admitted)
+  for _, host in ipairs(admission.hosts) do
+    local queue = admission.queues[host]
+    if queue then
+      call_with_all('RPUSH', P .. 'queue:' .. host, queue)
+      redis.call('SADD', P .. 'hosts', host)
+    end
     schedule(host)
   end
+end
+
+-- ARGV[first..] are quadruples to admit; the indexes of the new ones.
+local function admit(first)
+  local admission = new_admission()
+  local admitted = admit_part(admission, first, #ARGV)
+  end_admission(admission)
   return admitted
 end
 
@@ -242,17 +294,142 @@ local function reclaim(limit)
   return #urls
 end
 
--- End the lease of ARGV[7] if ARGV[8] is its token: its item's text, else nil.
-local function release()
-  local url = ARGV[7]
-  local lease = redis.call('HGET', P .. 'leases', url)
-  if not lease then return nil end
-  local token, text = string.match(lease, '^(%d+) (.*)$')
-  if token ~= ARGV[8] then return nil end
-  redis.call('HDEL', P .. 'leases', url)
-  redis.call('ZREM', P .. 'deadlines', url)
-  redis.call('HINCRBY', P .. 'active', host_of(text), -1)
-  return text
+-- End the leases of urls[i] held with tokens[i]: texts[i], the text of the item of each
+-- lease ended, or false for a lease lost (expired, or held with another token).
+local function release(urls, tokens)
+  local leases = redis.call('HMGET', P .. 'leases', unpack(urls))
+  local texts, ended, hosts, active = {}, {}, {}, {}
+  for i = 1, #urls do
+    texts[i] = false
+    if leases[i] then
+      local held, text = string.match(leases[i], '^(%d+) (.*)$')
+      if held == tokens[i] then
+        texts[i] = text
+        ended[#ended + 1] = urls[i]
+        local host = host_of(text)
+        if not active[host] then
+          active[host] = 0
+          hosts[#hosts + 1] = host
+        end
+        active[host] = active[host] - 1
+      end
+    end
+  end
+  if #ended > 0 then
+    call_with_all('HDEL', P .. 'leases', ended)
+    call_with_all('ZREM', P .. 'deadlines', ended)
+    for _, host in ipairs(hosts) do
+      redis.call('HINCRBY', P .. 'active', host, active[host])
+    end
+  end
+  return texts
+end
+
+-- Finish the `count_of` items whose finishes start at ARGV[first]: each as url, token,
+-- record, n, then n quadruples to admit. A reply per finish ({1, the indexes of its items
+-- admitted}, or {0} if its lease was lost).
+local function finish(first, count_of)
+  if count_of == 0 then return {} end
+  local urls, tokens, firsts = {}, {}, {}
+  local i = first
+  for f = 1, count_of do
+    urls[f], tokens[f], firsts[f] = ARGV[i], ARGV[i + 1], i
+    i = i + 4 + 4 * tonumber(ARGV[i + 3])
+  end
+  local texts = release(urls, tokens)
+  local admission = new_admission()
+  local replies, finished = {}, 0
+  for f, text in ipairs(texts) do
+    if text then
+      local at = firsts[f]
+      redis.call('XADD', P .. 'finished', '*', 'url', urls[f], 'record', ARGV[at + 2])
+      finished = finished + 1
+      touch(admission, host_of(text))  -- a slot of its host is free
+      local admitted = admit_part(admission, at + 4, at + 3 + 4 * tonumber(ARGV[at + 3]))
+      table.insert(admitted, 1, 1)
+      replies[f] = admitted
+    else
+      replies[f] = {0}
+    end
+  end
+  count('finished', finished)
+  end_admission(admission)
+  return replies
+end
+
+-- Lease up to `wanted` items: as many as politeness allows now. A reply {'items', now,
+-- wait, token, text, token, text, ...}: the items handed out, and if fewer than wanted,
+-- the ms until something is due (-1: nothing is, other workers hold leases); or {'over'}.
+local function lease(wanted)
+  reclaim(100)
+  local due = redis.call('ZRANGEBYSCORE', P .. 'delayed', '-inf', NOW, 'LIMIT', 0, 100)
+  for _, text in ipairs(due) do
+    redis.call('ZREM', P .. 'delayed', text)
+    requeue(text)
+  end
+  -- Hosts whose wait is over join the ring in the order they became ready.
+  local ready = redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', NOW, 'LIMIT', 0, 100)
+  for _, host in ipairs(ready) do
+    redis.call('ZREM', P .. 'waiting', host)
+    join_ring(host)
+  end
+  local handed, leases, deadlines = {'items', NOW, 0}, {}, {}
+  local left = wanted
+  while left > 0 do
+    local hosts = redis.call('ZRANGE', P .. 'ring', 0, 0)
+    if #hosts == 0 then break end
+    local host = hosts[1]
+    redis.call('ZREM', P .. 'ring', host)  -- served: to the back, or to wait
+    -- One item a turn if the host must wait between two hand-outs; else its share of
+    -- those still wanted (hosts take turns), within its free slots: the same items as one
+    -- lease at a time, in fewer commands.
+    local take = 1
+    if math.max(host_delay(host), FLOOR) <= 0 then
+      take = math.ceil(left / (redis.call('ZCARD', P .. 'ring') + 1))
+      if MAX_PER_HOST > 0 then
+        take = math.min(take, MAX_PER_HOST -
+                        tonumber(redis.call('HGET', P .. 'active', host) or '0'))
+      end
+    end
+    local queue = P .. 'queue:' .. host
+    local texts = redis.call('LRANGE', queue, 0, take - 1)
+    redis.call('LTRIM', queue, #texts, -1)
+    count('queued', -#texts)
+    redis.call('HINCRBY', P .. 'active', host, #texts)
+    redis.call('HSET', P .. 'handed', host, NOW)
+    local token = redis.call('INCRBY', P .. 'tokens', #texts) - #texts
+    for _, text in ipairs(texts) do
+      token = token + 1
+      local url = cjson.decode(text)[1]
+      leases[#leases + 1] = url
+      leases[#leases + 1] = token .. ' ' .. text
+      deadlines[#deadlines + 1] = NOW + LEASE
+      deadlines[#deadlines + 1] = url
+      handed[#handed + 1] = token
+      handed[#handed + 1] = text
+    end
+    left = left - #texts
+    schedule(host)
+  end
+  if #leases > 0 then
+    call_with_all('HSET', P .. 'leases', leases)
+    call_with_all('ZADD', P .. 'deadlines', deadlines)
+  end
+  if left == 0 then return handed end
+  local queued = tonumber(redis.call('HGET', P .. 'counts', 'queued') or '0')
+  if left == wanted and queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0 and
+      redis.call('ZCARD', P .. 'deadlines') == 0 then
+    return {'over'}
+  end
+  local next_due = nil
+  for _, name in ipairs({'waiting', 'delayed', 'deadlines'}) do
+    local first = redis.call('ZRANGE', P .. name, 0, 0, 'WITHSCORES')
+    if #first == 2 and (next_due == nil or tonumber(first[2]) < next_due) then
+      next_due = tonumber(first[2])
+    end
+  end
+  handed[3] = next_due and math.max(0, next_due - NOW) or -1
+  return handed
 end
 """
 
@@ -279,63 +456,18 @@ admit(pairs_end + 1)
 return remember({1, redis.call('HGETALL', meta)})
 """
 
-# A reply {'item', token, text, now}, {'over'}, or {'wait', ms until something is due,
-# or -1}.
-_LEASE = """
+# A worker's finishes and leases of one round trip. ARGV[7]: how many items are wanted;
+# ARGV[8]: how many finishes follow (see `finish`). The finishes come first, so that the
+# leases may hand out what they admitted. A reply {the finishes' replies, the leases'}.
+_EXCHANGE = """
 local reply = replayed()
 if reply then return reply end
-reclaim(100)
-local due = redis.call('ZRANGEBYSCORE', P .. 'delayed', '-inf', NOW, 'LIMIT', 0, 100)
-for _, text in ipairs(due) do
-  redis.call('ZREM', P .. 'delayed', text)
-  requeue(text)
-end
--- Hosts whose wait is over join the ring in the order they became ready.
-local ready = redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', NOW, 'LIMIT', 0, 100)
-for _, host in ipairs(ready) do
-  redis.call('ZREM', P .. 'waiting', host)
-  join_ring(host)
-end
-local hosts = redis.call('ZRANGE', P .. 'ring', 0, 0)
-if #hosts == 1 then
-  local host = hosts[1]
-  redis.call('ZREM', P .. 'ring', host)  -- served: to the back, or to wait
-  local text = redis.call('LPOP', P .. 'queue:' .. host)
-  count('queued', -1)
-  redis.call('HINCRBY', P .. 'active', host, 1)
-  redis.call('HSET', P .. 'handed', host, NOW)
-  local token = redis.call('INCR', P .. 'tokens')
-  local url = cjson.decode(text)[1]
-  redis.call('HSET', P .. 'leases', url, token .. ' ' .. text)
-  redis.call('ZADD', P .. 'deadlines', NOW + LEASE, url)
-  schedule(host)
-  return remember({'item', token, text, NOW})
-end
-local queued = tonumber(redis.call('HGET', P .. 'counts', 'queued') or '0')
-if queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0 and
-    redis.call('ZCARD', P .. 'deadlines') == 0 then
-  return {'over'}
-end
-local next_due = nil
-for _, name in ipairs({'waiting', 'delayed', 'deadlines'}) do
-  local first = redis.call('ZRANGE', P .. name, 0, 0, 'WITHSCORES')
-  if #first == 2 and (next_due == nil or tonumber(first[2]) < next_due) then
-    next_due = tonumber(first[2])
-  end
-end
-return {'wait', next_due and math.max(0, next_due - NOW) or -1}
-"""
-
-# ARGV[7] url, ARGV[8] token, ARGV[9] record; then quadruples to admit.
-_DONE = """
-local reply = replayed()
-if reply then return reply end
-local text = release()
-if not text then return remember({'lost'}) end
-redis.call('XADD', P .. 'finished', '*', 'url', ARGV[7], 'record', ARGV[9])
-count('finished', 1)
-schedule(host_of(text))
-return remember({'done', admit(10)})
+local finishes = finish(9, tonumber(ARGV[8]))
+local leased = {'items', NOW, -1}
+if tonumber(ARGV[7]) > 0 then leased = lease(tonumber(ARGV[7])) end
+reply = {finishes, leased}
+if #finishes == 0 and #leased <= 3 then return reply end  -- nothing to replay
+return remember(reply)
 """
 
 # ARGV[7] url, ARGV[8] token. The lease's request (robots.txt) went out after its
@@ -343,7 +475,7 @@ return remember({'done', admit(10)})
 _PUT_BACK = """
 local reply = replayed()
 if reply then return reply end
-local text = release()
+local text = release({ARGV[7]}, {ARGV[8]})[1]
 if not text then return remember({0}) end
 redis.call('HSET', P .. 'handed', host_of(text), NOW)
 requeue(text)
@@ -354,7 +486,7 @@ return remember({1})
 _RETRY = """
 local reply = replayed()
 if reply then return reply end
-local text = release()
+local text = release({ARGV[7]}, {ARGV[8]})[1]
 if not text then return remember({0}) end
 local item = cjson.decode(text)
 item[5] = item[5] + 1
@@ -428,12 +560,17 @@ return {tonumber(counts[1] or '0'), redis.call('ZCARD', P .. 'delayed'),
         counts[3] or false, NOW}
 """
 
-_SCRIPTS = dict(admit=_ADMIT, start=_START, lease=_LEASE, done=_DONE, retry=_RETRY,
+_SCRIPTS = dict(admit=_ADMIT, start=_START, exchange=_EXCHANGE, retry=_RETRY,
                 put_back=_PUT_BACK, pause=_PAUSE, set_delay=_SET_DELAY, answered=_ANSWERED,
                 reclaim=_RECLAIM, renew=_RENEW,
                 status=_STATUS)
 
 _ATTEMPTS = 3  # sends of a call; a Redis restart costs one
+
+# The most leases and finishes one call carries: its arguments and reply stay bounded.
+_MOST_PER_CALL = 200
+
+_LEASE = 'lease'  # a request for a lease, beside the finishes (tuples) of an exchange
 
 
 def crawl_prefix(crawl_id):
@@ -504,6 +641,7 @@ class RedisWorkStore(object):
         # lease lost), and each holder must finish it with its own token.
         self._leases = {}
         self._changed = Condition()  # our own calls that may make work wake our leases
+        self._exchanges = _Grouped(self._exchange, self._wait)
 
     def __repr__(self):
         return '<RedisWorkStore %s on %s>' % (self.crawl_id, self.client.url)
@@ -518,40 +656,70 @@ class RedisWorkStore(object):
         self._changed.notify_all()
         raise gen.Return([items[index] for index in indexes])
 
-    @gen.coroutine
     def lease(self):
         """The next item some host may be asked for, leased to this store; None once
-        the crawl is over."""
-        while True:
-            reply = yield self._run('lease')
-            kind = reply[0]
-            if kind == b'item':
-                raise gen.Return(self._leased(reply[1], reply[2], reply[3]))
-            if kind == b'over':
-                raise gen.Return(None)
-            wait = self.poll_interval if reply[1] < 0 else min(reply[1] / 1000.0,
-                                                                self.poll_interval)
-            yield self._changed.wait(self.io_loop.time() + wait)
+        the crawl is over. Leases and finishes asked for together go in one call (see
+        `_Grouped`), which hands out as many items as politeness allows now."""
+        return self._exchanges.add(_LEASE)
 
     def done(self, item, record, new_items=()):
         """Finish `item` with `record` (the JSON text of its statistic) and admit
         `new_items`, atomically; a Future of those admitted, or None if the lease was
-        lost (see the module docstring).
+        lost (see the module docstring). Sent with the other finishes and leases asked
+        for meanwhile (see `_Grouped`).
 
         Raises:
             ValueError: (at once) `item` is not leased to this store.
         """
-        return self._done(item, self._token(item), record, list(new_items))
+        future = self._exchanges.add((item, self._token(item), record, list(new_items)))
+        self._changed.notify_all()  # a call waiting to ask for leases again goes now
+        return future
 
     @gen.coroutine
-    def _done(self, item, token, record, new_items):
-        reply = yield self._run('done', [item.url, token, record] +
-                                self._admission(new_items))
-        self._ended(item)
-        if reply[0] == b'lost':
-            _log_lost(item, 'finished')
+    def _exchange(self, batch):
+        """One call for the finishes and the leases of `batch` (a lease whose Future was
+        cancelled is not asked for); None, or the seconds to wait before asking again for
+        the leases left, put back at the front of the queue."""
+        finishes = [(future, request) for future, request in batch if request is not _LEASE]
+        waiting = [future for future, request in batch
+                   if request is _LEASE and not future.cancelled()]
+        if not finishes and not waiting:
             raise gen.Return(None)
-        raise gen.Return([new_items[index] for index in reply[1]])
+        arguments = [len(waiting), len(finishes)]
+        for _, (item, token, record, new_items) in finishes:
+            arguments += [item.url, token, record, len(new_items)]
+            arguments += self._admission(new_items)
+        finished, leased = yield self._run('exchange', arguments)
+        for (future, (item, _, _, new_items)), reply in zip(finishes, finished):
+            self._ended(item)
+            if reply[0] == 1:
+                admitted = [new_items[index] for index in reply[1:]]
+            else:
+                _log_lost(item, 'finished')
+                admitted = None
+            future_set_result_unless_cancelled(future, admitted)
+        raise gen.Return(self._hand_out(waiting, leased))
+
+    def _hand_out(self, waiting, reply):
+        """Give the items of a lease `reply` to the Futures `waiting`; None, or the seconds
+        to wait before asking again for those left (put back first in the queue)."""
+        if reply[0] == b'over':
+            for future in waiting:
+                future_set_result_unless_cancelled(future, None)
+            return None
+        now, wait, handed = reply[1], reply[2], reply[3:]
+        for future, index in zip(waiting, range(0, len(handed), 2)):
+            # A task cancelled meanwhile (its crawl stopping) leaves its item unregistered:
+            # its lease expires, and the item comes back to the crawl, as a dead worker's.
+            if not future.cancelled():
+                future.set_result(self._leased(handed[index], handed[index + 1], now))
+        left = waiting[len(handed) // 2:]
+        if not left:
+            return None
+        self._exchanges.put_back((future, _LEASE) for future in left)
+        if self._exchanges.waiting(lambda request: request is not _LEASE):
+            return None  # finishes asked for meanwhile go at once
+        return self.poll_interval if wait < 0 else min(wait / 1000.0, self.poll_interval)
 
     def retry(self, item, delay=0.0):
         """Put `item` back with one more try, ready after `delay` seconds; a Future of
@@ -701,6 +869,10 @@ class RedisWorkStore(object):
             raise ValueError('%s is not leased to this store' % (item.url,))
         return lease[1]
 
+    def _wait(self, seconds):
+        """Wait `seconds`, or less if a call of this store may have made work."""
+        return self._changed.wait(self.io_loop.time() + seconds)
+
     def _ended(self, item):
         del self._leases[id(item)]
         self._changed.notify_all()
@@ -726,6 +898,61 @@ class RedisWorkStore(object):
                     raise
             else:
                 raise gen.Return(reply)
+
+
+class _Grouped(object):
+    """Requests (a worker's leases and finishes) that go to Redis together: those made in
+    one pass of the loop, or while a call of them is in flight, make the next call; one
+    is in flight at a time. So a worker's tasks share round trips as a database's
+    transactions share a group commit: the busier the worker, the more each call carries,
+    and an idle one waits for no batch to fill.
+
+    `call(batch)` sends a batch, a list of (Future, request), and resolves the Futures;
+    a Future of None, or of the seconds `wait(seconds)` waits before the next call. A
+    call that fails fails the Futures of its batch it left pending.
+    """
+
+    def __init__(self, call, wait):
+        self._call = call
+        self._wait = wait
+        self._pending = collections.deque()
+        self._running = False
+
+    def add(self, request):
+        """A Future of the reply to `request`, sent with the next call."""
+        future = Future()
+        self._pending.append((future, request))
+        if not self._running:
+            self._running = True
+            IOLoop.current().add_callback(self._send)  # after this pass's requests
+        return future
+
+    def waiting(self, test):
+        """Whether a request waiting for the next call passes `test`."""
+        return any(test(request) for _, request in self._pending)
+
+    def put_back(self, requests):
+        """Send (Future, request) pairs not answered yet first in the next call."""
+        self._pending.extendleft(reversed(list(requests)))
+
+    @gen.coroutine
+    def _send(self):
+        try:
+            while self._pending:
+                batch = [self._pending.popleft()
+                         for _ in range(min(len(self._pending), _MOST_PER_CALL))]
+                try:
+                    wait = yield self._call(batch)
+                except Exception:  # each request's caller sees it
+                    error = sys.exc_info()
+                    for future, _ in batch:
+                        if not future.done():
+                            future_set_exc_info(future, error)
+                    continue
+                if wait is not None:
+                    yield self._wait(wait)
+        finally:
+            self._running = False
 
 
 def _log_lost(item, how):

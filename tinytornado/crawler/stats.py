@@ -1,10 +1,14 @@
 """What a crawl records: one `FetchStatistic` per URL, and the running totals of a crawl.
 
-`CrawlStatistics` counts every statistic as it comes in (the 500 Lines crawler's counters:
-'html', 'redirect', 'fail_<Error>', 'status_<code>', ...; 'unchecked' for the URLs of
-hosts given up, which were never tried), so the report and the summary
-never need the per-URL list; keeping that list (`done`) is an option. 'html' counts only
-2xx HTML pages: a 4xx or 5xx response, HTML or not, is an 'error_page'.
+`CrawlStatistics` counts every statistic as it comes in, so the report and the summary
+never need the per-URL list; keeping that list (`done`) is an option. Its counts are typed:
+`categories` ('html', 'redirect', 'error_page', 'other', 'fail', 'robots_disallowed', and
+'unchecked' for the URLs of hosts given up, which were never tried; with the bytes of the
+first four), `statuses` by HTTP status (an int), `failures` by error class name, and
+`other_types` by media type. `counters` names them all as the 500 Lines crawler did ('html',
+'status_200', 'fail_TimeoutError', 'other_image/png', ...), for the text report and the
+JSON summary only: nothing parses those names back. 'html' counts only 2xx HTML pages: a
+4xx or 5xx response, HTML or not, is an 'error_page'.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -87,7 +91,11 @@ class CrawlStatistics(object):
 
     Attributes:
         done: every FetchStatistic in the order they finished, or None if not kept.
-        counters: a Counter of the report's categories.
+        categories: a Counter of the URLs of each category of the module's docstring, and
+            of the body bytes of 'html', 'error_page' and 'other' ('html_bytes', ...).
+        statuses: a Counter of the URLs that got each HTTP status (an int).
+        failures: a Counter of the failed URLs by error class name ('TimeoutError').
+        other_types: a Counter of the 'other' URLs by media type ('unknown': none).
         urls: how many URLs finished; restored: how many of them a resumed crawl
             read from its journal.
         todo: URLs left in the queue when the crawl ended (0 unless it was stopped).
@@ -99,7 +107,10 @@ class CrawlStatistics(object):
 
     def __init__(self, keep_statistics=True, max_tasks=None):
         self.done = [] if keep_statistics else None
-        self.counters = collections.Counter()
+        self.categories = collections.Counter()
+        self.statuses = collections.Counter()
+        self.failures = collections.Counter()
+        self.other_types = collections.Counter()
         self.urls = 0
         self.restored = 0
         self.todo = 0
@@ -116,42 +127,51 @@ class CrawlStatistics(object):
         self.restored += restored
         if self.done is not None:
             self.done.append(statistic)
-        counters = self.counters
+        categories = self.categories
         status = statistic.status
         if status is None and len(self.unanswered) < self.MAX_UNANSWERED:
             self.unanswered.append(statistic)
         if statistic.exception == ROBOTS_DISALLOWED:
-            counters['robots_disallowed'] += 1
+            categories['robots_disallowed'] += 1
         elif is_unchecked(statistic):
-            counters['unchecked'] += 1
+            categories['unchecked'] += 1
             self.unchecked_hosts[statistic.url.split('/', 3)[2]] = statistic.exception
         elif statistic.exception:
-            counters['fail'] += 1
-            counters['fail_' + exception_name(statistic)] += 1
+            categories['fail'] += 1
+            self.failures[exception_name(statistic)] += 1
         elif statistic.next_url:
-            counters['redirect'] += 1
+            categories['redirect'] += 1
         elif status >= 400:
-            counters['error_page'] += 1
-            counters['error_page_bytes'] += statistic.size
+            categories['error_page'] += 1
+            categories['error_page_bytes'] += statistic.size
         elif 200 <= status < 300 and _media_type(statistic.content_type) == 'text/html':
-            counters['html'] += 1
-            counters['html_bytes'] += statistic.size
+            categories['html'] += 1
+            categories['html_bytes'] += statistic.size
         else:
-            counters['other'] += 1
-            counters['other_bytes'] += statistic.size
-            counters['other_' + (_media_type(statistic.content_type) or 'unknown')] += 1
+            categories['other'] += 1
+            categories['other_bytes'] += statistic.size
+            self.other_types[_media_type(statistic.content_type) or 'unknown'] += 1
         if status is not None:
-            counters['status_%d' % status] += 1
+            self.statuses[status] += 1
+
+    @property
+    def counters(self):
+        """Every count under the name the text report and the JSON summary show it by:
+        the categories' own, 'status_<code>', 'fail_<Error>' and 'other_<media type>'."""
+        counters = collections.Counter(self.categories)
+        for prefix, counts in (('status_', self.statuses), ('fail_', self.failures),
+                               ('other_', self.other_types)):
+            counters.update(dict((prefix + str(key), count) for key, count in counts.items()))
+        return counters
 
     def status_counts(self):
         """{status: count} over the URLs that got a response."""
-        return dict((int(key[len('status_'):]), count) for key, count in self.counters.items()
-                    if key.startswith('status_'))
+        return dict(self.statuses)
 
     def got_no_response(self):
         """True if URLs finished and none got a response: no root could be fetched, since
         every other URL comes from a response."""
-        return self.urls > 0 and not self.status_counts()
+        return self.urls > 0 and not self.statuses
 
     def finish(self, todo, interrupted):
         """Note the end of the crawl."""
@@ -174,7 +194,7 @@ class CrawlStatistics(object):
             'started': _iso_time(self.started),
             'finished': _iso_time(self.finished) if self.finished else None,
             'counters': dict(self.counters),
-            'unchecked': {'urls': self.counters['unchecked'],
+            'unchecked': {'urls': self.categories['unchecked'],
                           'hosts': dict(self.unchecked_hosts)},
         }
 
@@ -190,9 +210,10 @@ class CrawlStatistics(object):
                                      rate / (self.max_tasks or 1))]
         if self.restored:
             lines.append('Resumed: %d urls were done before' % self.restored)
-        width = max([len(key) for key in self.counters] or [0])
-        for key in sorted(self.counters):
-            lines.append('%*s %10d' % (width + 4, key, self.counters[key]))
+        counters = self.counters
+        width = max([len(key) for key in counters] or [0])
+        for key in sorted(counters):
+            lines.append('%*s %10d' % (width + 4, key, counters[key]))
         for host in sorted(self.unchecked_hosts):
             lines.append('Unchecked (host given up): %s' % self.unchecked_hosts[host])
         lines.append('Todo: %d' % self.todo)

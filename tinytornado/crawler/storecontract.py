@@ -28,13 +28,18 @@ used in one order:
    - ``unfinished()`` -> the items of this process queued or in flight.
 
    Each of `retry`, `put_back` and `abandon` answers a Future; every item leased is given
-   back once, by one of `done`, `retry`, `put_back` or `abandon`.
+   back once, by one of `done`, `retry`, `put_back` or `abandon`. The leases and
+   finishes asked for at once may travel together (the shared store sends a worker's in
+   one call); each still answers its own Future.
 4. ``close()``.
 
 Rules every store keeps (tests/test_store_conformance.py checks them on each):
 
 - a URL is admitted once, and finished (reported by one `done`) exactly once;
 - `lease` answers None only when no item is queued or leased;
+- leases asked for at once hand out what as many asked one at a time would: never more
+  than the politeness allows (the per-host cap, the delay, the rate ceiling), and no
+  item for a lease not asked for (none waits unstarted while its lease runs out);
 - every try counts toward ``max_tries`` (`FetchStatistic.tries`);
 - a given-up host's URLs are finished by the store, without a try, through `report`;
 - a crawl the store keeps resumes where it was after `close`.

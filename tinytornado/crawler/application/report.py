@@ -127,7 +127,7 @@ class CrawlReport(object):
         sections = [
             _header(statistics, roots, self.title),
             _tiles(statistics, len(broken), len(self.link_checker.redirects)),
-            _section('Status', _status_bars(statistics.counters)),
+            _section('Status', _status_bars(statistics)),
             _section('Pages per second', self._timeline_chart()),
             _section('Latency', self._latency_chart()),
             _section('Largest pages', _largest_table(self.largest())),
@@ -176,30 +176,31 @@ def _header(statistics, roots, title):
 
 
 def _tiles(statistics, broken, redirects):
-    counters = statistics.counters
+    counts = statistics.categories
     elapsed = statistics.elapsed()
     tiles = [
         (u'URLs', u'%d' % statistics.urls, u''),
         (u'pages/s', u'%.1f' % (statistics.urls / elapsed if elapsed else 0.0), u''),
-        (u'HTML pages', u'%d' % counters['html'], u''),
-        (u'downloaded', _size(counters['html_bytes'] + counters['other_bytes']), u''),
+        (u'HTML pages', u'%d' % counts['html'], u''),
+        (u'downloaded', _size(counts['html_bytes'] + counts['other_bytes']), u''),
         (u'redirects', u'%d' % redirects, u''),
-        (u'errors', u'%d' % counters['fail'], u' bad' if counters['fail'] else u''),
+        (u'errors', u'%d' % counts['fail'], u' bad' if counts['fail'] else u''),
         (u'broken links', u'%d' % broken, u' bad' if broken else u' good'),
-        (u'unchecked', u'%d' % counters['unchecked'], u' bad' if counters['unchecked'] else u''),
+        (u'unchecked', u'%d' % counts['unchecked'], u' bad' if counts['unchecked'] else u''),
     ]
     return u'<div class="tiles">%s</div>' % u''.join(
         u'<div class="tile%s"><b>%s</b><span>%s</span></div>' % (extra, value, name)
         for name, value, extra in tiles)
 
 
-def _status_bars(counters):
-    rows = sorted((int(key[7:]), key[7:], count) for key, count in counters.items()
-                  if key.startswith('status_'))
-    rows += sorted((1000, key[5:], count) for key, count in counters.items()
-                   if key.startswith('fail_'))
-    if counters['robots_disallowed']:
-        rows.append((1001, u'robots.txt disallowed', counters['robots_disallowed']))
+def _status_bars(statistics):
+    """A bar per HTTP status, per error class, and for robots.txt's refusals."""
+    rows = sorted((status, u'%d' % status, count)
+                  for status, count in statistics.statuses.items())
+    rows += sorted((1000, name, count) for name, count in statistics.failures.items())
+    disallowed = statistics.categories['robots_disallowed']
+    if disallowed:
+        rows.append((1001, u'robots.txt disallowed', disallowed))
     if not rows:
         return u'<p class="muted">No URL finished.</p>'
     top = max(count for _, _, count in rows)
