@@ -61,6 +61,8 @@ setup(
                 'on Python 2.7 and 3.6+',
     long_description=long_description,
     packages=find_packages(include=['tinytornado', 'tinytornado.*']),
+    # AsyncHTTPSTestCase's self-signed certificate.
+    package_data={'tinytornado': ['testdata/test.crt', 'testdata/test.key']},
     ext_modules=extensions,
     cmdclass={'build_ext': optional_build_ext},
     python_requires='>=2.7, !=3.0.*, !=3.1.*, !=3.2.*, !=3.3.*, !=3.4.*, !=3.5.*',

@@ -69,6 +69,12 @@ LAYER_ORDER = [
     ('_http1server', ['httputil']),
     ('_httpserver_legacy', []),  # write's callback=, which httpserver hands it.
     ('httpserver', ['tcpserver', '_http1server', '_httpserver_legacy']),
+    ('_urlspec', ['escape', 'util']),  # web's routes
+    ('_web_legacy', ['gen']),  # @asynchronous, re-exported by web at its end.
+    ('_signedvalue', ['escape']),  # web's secure cookies
+    ('_staticfiles', []),  # StaticFileHandler's ranges, reads and content hashes
+    ('web', ['httpserver', '_urlspec', '_signedvalue', '_staticfiles', 'escape',
+             '_web_legacy']),
     # The crawler, in rooms (CRAWLER_ROOMS): first the building blocks each part uses,
     ('crawler.crawloptions', []),
     ('crawler.urls', []),
@@ -95,7 +101,7 @@ LAYER_ORDER = [
     ('crawler', ['crawler.engine']),
     ('crawler.demo', ['crawler.robots', 'crawler.urls', 'tcpserver', 'locks']),
     ('crawler.application', ['crawler.engine', 'crawler.demo']),
-    ('testing', ['gen', 'netutil']),
+    ('testing', ['gen', 'netutil', 'httpserver', 'httpclient']),
     ('pytest_plugin', ['testing']),
     ('platform', ['gen']),
 ]

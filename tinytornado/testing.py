@@ -2,9 +2,8 @@
 
 A Tornado test suite's imports keep working: `AsyncTestCase` (a fresh loop per test,
 `stop`/`wait`), `gen_test`, `ExpectLog`, `bind_unused_port`, `get_async_test_timeout`,
-and `main` (``python -m tinytornado.testing tests.test_module``). `AsyncHTTPTestCase` and
-`AsyncHTTPSTestCase` exist so that such suites import, but fail at setUp: they serve a
-``tornado.web`` application, and tinytornado has no HTTP server.
+and `main` (``python -m tinytornado.testing tests.test_module``), and `AsyncHTTPTestCase`
+and `AsyncHTTPSTestCase`, which serve ``get_app()`` with an `HTTPServer` and fetch from it.
 
 Beyond Tornado, `VirtualClock` makes timer tests exact and instant: give it to
 ``IOLoop(time_func=...)`` (or use `VirtualClockTestCase`) and the loop, instead of
@@ -28,6 +27,8 @@ import unittest
 from tinytornado import gen, ioloop, netutil
 from tinytornado._compat import raise_exc_info, string_types
 from tinytornado.concurrent import Future, TimeoutError, is_future
+from tinytornado.httpclient import AsyncHTTPClient
+from tinytornado.httpserver import HTTPServer
 from tinytornado.ioloop import IOLoop
 from tinytornado.log import app_log, enable_pretty_logging, logging_options
 
@@ -37,6 +38,8 @@ __all__ = [
     'get_async_test_timeout', 'main',
 ]
 
+# The self-signed certificate AsyncHTTPSTestCase serves (never valid for a real server).
+_TEST_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'testdata')
 # How long a timed-out test coroutine may take to finish its cleanup once cancelled.
 _CANCEL_GRACE = 1.0
 
@@ -384,30 +387,101 @@ def _suspension_points(tb):
 
 
 class AsyncHTTPTestCase(AsyncTestCase):
-    """Tornado's test case serving ``get_app()`` (a ``tornado.web.Application``) with an
-    HTTP server on a free port. tinytornado has neither the server nor ``tornado.web``,
-    so a test case derived from this one fails at setUp, saying so.
+    """A test case serving ``get_app()`` with an `HTTPServer` on a free loopback port, and
+    an HTTP client to fetch from it (Tornado 5.1's)::
 
-    To test an HTTP client, start a server in the test: a `tcpserver.TCPServer` on
-    ``self.io_loop`` that answers with canned bytes, or the standard library's
-    ``http.server`` in a thread.
+        class HelloTest(AsyncHTTPTestCase):
+            def get_app(self):
+                return Application([('/', HelloHandler)])
+
+            def test_hello(self):
+                response = self.fetch('/')
+                self.assertEqual(response.body, b'hello')
+
+    `get_app` returns what `HTTPServer` serves: a request callback or an
+    `HTTPServerConnectionDelegate` (a web Application). `fetch` runs the loop until the
+    response arrives; a `gen_test` coroutine may instead yield ``self.http_client.fetch``.
     """
 
-    _SERVER = 'an HTTP server'
-
     def setUp(self):
-        # Before the loop is made: tearDown does not run after a failed setUp.
-        raise NotImplementedError(
-            '%s needs %s (tornado.httpserver with a tornado.web application), which '
-            'tinytornado does not provide: start a server in the test instead, e.g. a '
-            'tinytornado.tcpserver.TCPServer on self.io_loop'
-            % (type(self).__name__, self._SERVER))
+        super(AsyncHTTPTestCase, self).setUp()
+        sock, port = bind_unused_port()
+        self.__port = port
+        self.http_client = None
+        try:
+            self.http_client = self.get_http_client()
+            self._app = self.get_app()
+            self.http_server = self.get_http_server()
+        except Exception:
+            # unittest runs no tearDown after a failed setUp: undo what was made here.
+            sock.close()
+            if self.http_client is not None:
+                self.http_client.close()
+            AsyncTestCase.tearDown(self)
+            raise
+        self.http_server.add_sockets([sock])
+
+    def get_http_client(self):
+        """The client `fetch` uses: the loop's shared `AsyncHTTPClient`."""
+        return AsyncHTTPClient()
+
+    def get_http_server(self):
+        return HTTPServer(self._app, **self.get_httpserver_options())
+
+    def get_app(self):
+        """What the server serves; a test case must override it."""
+        raise NotImplementedError('%s must define get_app()' % type(self).__name__)
+
+    def get_httpserver_options(self):
+        """Keyword arguments for the `HTTPServer` (e.g. ``dict(xheaders=True)``)."""
+        return {}
+
+    def fetch(self, path, raise_error=False, **kwargs):
+        """Fetch `path` (relative to the server, or a whole URL) and return the response,
+        running the loop until it arrives. An error status is returned as a response,
+        unless `raise_error` (then it raises HTTPClientError, as a network error always
+        does)."""
+        url = path if path.lower().startswith(('http://', 'https://')) else self.get_url(path)
+        return self.io_loop.run_sync(
+            lambda: self.http_client.fetch(url, raise_error=raise_error, **kwargs),
+            timeout=get_async_test_timeout())
+
+    def get_http_port(self):
+        return self.__port
+
+    def get_protocol(self):
+        return 'http'
+
+    def get_url(self, path):
+        """The server's URL of `path` (which starts with a slash)."""
+        return '%s://127.0.0.1:%s%s' % (self.get_protocol(), self.get_http_port(), path)
+
+    def tearDown(self):
+        self.http_server.stop()
+        # Open keep-alive connections first, so that closing the loop closes no live one.
+        self.io_loop.run_sync(self.http_server.close_all_connections,
+                              timeout=get_async_test_timeout())
+        self.http_client.close()
+        super(AsyncHTTPTestCase, self).tearDown()
 
 
 class AsyncHTTPSTestCase(AsyncHTTPTestCase):
-    """Tornado's `AsyncHTTPTestCase` over TLS; fails at setUp in the same way."""
+    """`AsyncHTTPTestCase` over TLS, with a self-signed test certificate for localhost and
+    127.0.0.1 that the test's client does not validate."""
 
-    _SERVER = 'an HTTPS server'
+    def get_http_client(self):
+        return AsyncHTTPClient(force_instance=True, defaults=dict(validate_cert=False))
+
+    def get_httpserver_options(self):
+        return dict(ssl_options=self.get_ssl_options())
+
+    def get_ssl_options(self):
+        """The server's `ssl_options`: the package's test certificate and key."""
+        return dict(certfile=os.path.join(_TEST_DATA, 'test.crt'),
+                    keyfile=os.path.join(_TEST_DATA, 'test.key'))
+
+    def get_protocol(self):
+        return 'https'
 
 
 # --- main --------------------------------------------------------------------------------------
