@@ -21,8 +21,8 @@ import re
 from tinytornado._compat import latin1_bytes, native_str
 
 __all__ = [
-    'ReceiveBuffer', 'BodyData', 'ChunkedBodyReader', 'normalize_name', 'split_head',
-    'split_fields', 'parse_fields', 'chunk_size', 'check_framing', 'content_length',
+    'ReceiveBuffer', 'BodyData', 'FedBytes', 'ChunkedBodyReader', 'normalize_name',
+    'split_head', 'split_fields', 'parse_fields', 'chunk_size', 'check_framing', 'content_length',
     'asks_to_close', 'format_request', 'format_chunk', 'LAST_CHUNK',
 ]
 
@@ -241,6 +241,21 @@ def _checked_field_name(name, colon, line):
 
 BodyData = collections.namedtuple('BodyData', ['data'])  # the next piece of a body (bytes)
 BodyData.__module__ = 'tinytornado.httputil'  # where it is documented and exported
+
+
+class FedBytes(object):
+    """How both protocols take bytes in: `receive_data` appends to `_received` (a
+    ReceiveBuffer) and b'' marks the end of file (`_eof`), after which nothing more may come.
+    """
+
+    def receive_data(self, data):
+        """Feed bytes read from the stream; b'' means the peer closed it (end of file)."""
+        if not data:
+            self._eof = True
+        elif self._eof:
+            raise RuntimeError('data fed after end of file')
+        else:
+            self._received.append(data)
 
 
 class ChunkedBodyReader(object):

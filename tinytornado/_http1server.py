@@ -22,8 +22,8 @@ import re
 
 from tinytornado._compat import latin1_bytes, native_str
 from tinytornado._http1parser import (
-    LAST_CHUNK, ChunkedBodyReader, ReceiveBuffer, asks_to_close, check_framing, content_length,
-    format_chunk, parse_fields, split_fields,
+    LAST_CHUNK, ChunkedBodyReader, FedBytes, ReceiveBuffer, asks_to_close, check_framing,
+    content_length, format_chunk, parse_fields, split_fields,
 )
 from tinytornado.httputil import (
     DEFAULT_MAX_HEADER_LINES, DEFAULT_MAX_HEADER_SIZE, NEED_DATA, PAUSED, BodyData,
@@ -65,7 +65,7 @@ class RequestError(HTTPInputError):
         self.code = code
 
 
-class HTTP1ServerProtocol(ChunkedBodyReader):
+class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
     """The sans-IO state of one HTTP/1.1 server connection, request after request.
 
     Args:
@@ -102,15 +102,6 @@ class HTTP1ServerProtocol(ChunkedBodyReader):
         self._to_send = None  # the body's bytes left to send, CHUNKED, or None: unframed
 
     # -- the request -------------------------------------------------------------------------
-
-    def receive_data(self, data):
-        """Feed bytes read from the stream; b'' means the client closed it (end of file)."""
-        if not data:
-            self._eof = True
-        elif self._eof:
-            raise RuntimeError('data fed after end of file')
-        else:
-            self._received.append(data)
 
     def next_event(self):
         """The next request event: RequestHead, BodyData, EndOfMessage (its trailers),

@@ -31,9 +31,9 @@ from six.moves import http_client
 
 from tinytornado._compat import collections_abc, latin1_bytes, native_str, text_type
 from tinytornado._http1parser import (
-    LAST_CHUNK, BodyData, ChunkedBodyReader, ReceiveBuffer, asks_to_close, check_framing,
-    content_length, format_chunk, format_request, normalize_name, parse_fields, split_fields,
-    split_head,
+    LAST_CHUNK, BodyData, ChunkedBodyReader, FedBytes, ReceiveBuffer, asks_to_close,
+    check_framing, content_length, format_chunk, format_request, normalize_name, parse_fields,
+    split_fields, split_head,
 )
 from tinytornado._http1state import (
     AWAITING_FINAL_HEAD, AWAITING_REQUEST, AWAITING_RESPONSE, CHUNK_DATA_READ, CHUNK_ENDED,
@@ -234,7 +234,7 @@ _BODYLESS_CODES = frozenset([204, 304])
 CHUNKED = 'CHUNKED'
 
 
-class HTTP1ClientProtocol(ChunkedBodyReader):
+class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
     """The sans-IO state of one HTTP/1.1 client connection: requests out, response events in.
 
     Drive it from a coroutine that owns the stream::
@@ -361,15 +361,6 @@ class HTTP1ClientProtocol(ChunkedBodyReader):
             raise HTTPOutputError('Tried to write %d bytes less than Content-Length'
                                   % remaining)
         return b''
-
-    def receive_data(self, data):
-        """Feed bytes read from the stream; b'' means the peer closed it (end of file)."""
-        if not data:
-            self._eof = True
-        elif self._eof:
-            raise RuntimeError('data fed after end of file')
-        else:
-            self._received.append(data)
 
     def next_event(self):
         """The next response event, NEED_DATA, or PAUSED once the response has ended.
