@@ -295,10 +295,11 @@ local function reclaim(limit)
 end
 
 -- End the leases of urls[i] held with tokens[i]: texts[i], the text of the item of each
--- lease ended, or false for a lease lost (expired, or held with another token).
+-- lease ended, or false for a lease lost (expired, or held with another token); and
+-- owners[i], its host (decoded once here: a JSON decode costs as much as a command).
 local function release(urls, tokens)
   local leases = redis.call('HMGET', P .. 'leases', unpack(urls))
-  local texts, ended, hosts, active = {}, {}, {}, {}
+  local texts, owners, ended, hosts, active = {}, {}, {}, {}, {}
   for i = 1, #urls do
     texts[i] = false
     if leases[i] then
@@ -307,6 +308,7 @@ local function release(urls, tokens)
         texts[i] = text
         ended[#ended + 1] = urls[i]
         local host = host_of(text)
+        owners[i] = host
         if not active[host] then
           active[host] = 0
           hosts[#hosts + 1] = host
@@ -322,7 +324,7 @@ local function release(urls, tokens)
       redis.call('HINCRBY', P .. 'active', host, active[host])
     end
   end
-  return texts
+  return texts, owners
 end
 
 -- Finish the `count_of` items whose finishes start at ARGV[first]: each as url, token,
@@ -336,7 +338,7 @@ local function finish(first, count_of)
     urls[f], tokens[f], firsts[f] = ARGV[i], ARGV[i + 1], i
     i = i + 4 + 4 * tonumber(ARGV[i + 3])
   end
-  local texts = release(urls, tokens)
+  local texts, owners = release(urls, tokens)
   local admission = new_admission()
   local replies, finished = {}, 0
   for f, text in ipairs(texts) do
@@ -344,7 +346,7 @@ local function finish(first, count_of)
       local at = firsts[f]
       redis.call('XADD', P .. 'finished', '*', 'url', urls[f], 'record', ARGV[at + 2])
       finished = finished + 1
-      touch(admission, host_of(text))  -- a slot of its host is free
+      touch(admission, owners[f])  -- a slot of its host is free
       local admitted = admit_part(admission, at + 4, at + 3 + 4 * tonumber(ARGV[at + 3]))
       table.insert(admitted, 1, 1)
       replies[f] = admitted
