@@ -155,7 +155,7 @@ def python_load(port, path, connections, seconds):
     elapsed = timeit.default_timer() - start
     for sock in sockets.values():
         sock.close()
-    return {'requests_per_second': done / elapsed, 'errors': errors}
+    return {'requests_per_second': done / elapsed, 'requests': done, 'errors': errors}
 
 
 # -- one measurement -----------------------------------------------------------------------
@@ -169,8 +169,17 @@ def _pinned(command, cpu, args):
     return ['taskset', '-c', str(cpu)] + command if _pinning(args) else command
 
 
-def load(port, path, seconds, args):
-    """Requests/s of one load on `path`; raises RuntimeError on errors or non-200s."""
+def cpu_seconds(pid):
+    """User + system CPU seconds process `pid` has used so far."""
+    with open('/proc/%d/stat' % pid) as stat:
+        fields = stat.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def load(server_pid, port, path, seconds, args):
+    """(requests/s, requests per CPU second of the server) of one load on `path`; raises
+    RuntimeError on errors or non-200s."""
+    cpu_before = cpu_seconds(server_pid)
     if args.client == 'python':
         command = [sys.executable, os.path.abspath(__file__), '--load', str(port), path,
                    str(seconds), '--connections', str(args.connections)]
@@ -178,13 +187,16 @@ def load(port, path, seconds, args):
         result = json.loads(output.strip().splitlines()[-1])
         if result['errors']:
             raise RuntimeError('%d responses were not 200' % result['errors'])
-        return result['requests_per_second']
-    command = ['wrk', '-t1', '-c%d' % args.connections, '-d%ds' % seconds,
-               'http://127.0.0.1:%d%s' % (port, path)]
-    output = subprocess.check_output(_pinned(command, 1, args)).decode('utf-8', 'replace')
-    if 'Non-2xx' in output or 'Socket errors' in output:
-        raise RuntimeError('wrk saw errors:\n' + output)
-    return float(re.search(r'Requests/sec:\s+([\d.]+)', output).group(1))
+        rate, count = result['requests_per_second'], result['requests']
+    else:
+        command = ['wrk', '-t1', '-c%d' % args.connections, '-d%ds' % seconds,
+                   'http://127.0.0.1:%d%s' % (port, path)]
+        output = subprocess.check_output(_pinned(command, 1, args)).decode('utf-8', 'replace')
+        if 'Non-2xx' in output or 'Socket errors' in output:
+            raise RuntimeError('wrk saw errors:\n' + output)
+        rate = float(re.search(r'Requests/sec:\s+([\d.]+)', output).group(1))
+        count = int(re.search(r'(\d+) requests in', output).group(1))
+    return rate, count / (cpu_seconds(server_pid) - cpu_before)
 
 
 def fetch(port, path):
@@ -239,9 +251,11 @@ def measure(server, python, static_dir, expected_static, args):
             if status != 200 or got != (body or expected_static):
                 raise RuntimeError('GET %s: %d %r' % (path, status, got[:80]))
             report['headers'][name] = headers
-        load(running.port, '/', WARM_UP_SECONDS, args)
+        pid = running.process.pid
+        load(pid, running.port, '/', WARM_UP_SECONDS, args)
         for name, path, _ in URLS:
-            report[name] = load(running.port, path, args.seconds, args)
+            report[name], report[name + ' per cpu'] = load(pid, running.port, path,
+                                                          args.seconds, args)
         return report
     finally:
         running.stop()
@@ -266,8 +280,10 @@ def _cell(rates):
     return '%.0f [%.0f-%.0f]' % (median(rates), min(rates), max(rates))
 
 
-def table(servers, reports, args):
-    rows = [['implementation', 'Python', 'hello rps', 'static rps', 'hello ratio',
+def table(servers, reports, suffix=''):
+    """Markdown rows of the medians of each URL's report[name + suffix], with ratios."""
+    unit = 'rps' if not suffix else 'req/CPU s'
+    rows = [['implementation', 'Python', 'hello ' + unit, 'static ' + unit, 'hello ratio',
              'static ratio'], ['---', '---', '---:', '---:', '---:', '---:']]
     tiny = {}
     for server in servers:
@@ -284,11 +300,11 @@ def table(servers, reports, args):
         row = ['%s %s' % (server.label.split()[0], runs[0]['version']), python]
         ratios = []
         for name, _, _ in URLS:
-            rates = [run[name] for run in runs]
+            rates = [run[name + suffix] for run in runs]
             row.append(_cell(rates))
             base = tiny.get(python[:3])
-            ratios.append('%.2fx' % (median([run[name] for run in base]) / median(rates))
-                          if base else '-')
+            ratios.append('%.2fx' % (median([run[name + suffix] for run in base]) /
+                                     median(rates)) if base else '-')
         rows.append(row + ratios)
     return '\n'.join('| ' + ' | '.join(row) + ' |' for row in rows)
 
@@ -359,9 +375,11 @@ def main(argv):
                     sys.stderr.write('FAILED %s\n' % failed[-1])
                     continue
                 reports[server].append(report)
-                sys.stderr.write('  round %d %-12s %-7s hello %6.0f/s static %6.0f/s\n' % (
-                    round_number + 1, server.label, report['python'], report['hello'],
-                    report['static']))
+                sys.stderr.write('  round %d %-12s %-7s hello %6.0f/s (%6.0f/CPU s) static '
+                                 '%6.0f/s (%6.0f/CPU s)\n' % (
+                                     round_number + 1, server.label, report['python'],
+                                     report['hello'], report['hello per cpu'],
+                                     report['static'], report['static per cpu']))
     finally:
         for name in os.listdir(static_dir):
             os.remove(os.path.join(static_dir, name))
@@ -370,7 +388,12 @@ def main(argv):
     print('Interpreters: ' + '; '.join('%s: %s' % (option, getattr(args, option)) for option
                                        in ('python27', 'tornado51', 'python3', 'peers3')))
     print()
-    print(table(servers, reports, args))
+    print(table(servers, reports))
+    print()
+    print('Requests per CPU second of the server process (user + system, from /proc), '
+          'less disturbed by other load on the machine:')
+    print()
+    print(table(servers, reports, ' per cpu'))
     print()
     print(header_notes(servers, reports))
     for line in failed:

@@ -20,6 +20,7 @@ import sys
 from tinytornado import _httpserver_legacy as _legacy
 from tinytornado import gen
 from tinytornado._http1server import HTTP1ServerProtocol
+from tinytornado._kernel import done_future
 from tinytornado.concurrent import Future
 from tinytornado.httputil import (
     NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, HTTPInputError,
@@ -327,26 +328,30 @@ class HTTP1Connection(object):
         protocol = self._protocol
         delegate_open = False  # headers_received was called, finish not yet
         try:
-            self._start_timer(self.params.header_timeout)
-            head = yield self._next_event()
-            self._stop_timer()
+            head = protocol.next_event()
+            if head is NEED_DATA:  # a pipelined head needs no wait, hence no timer
+                self._start_timer(self.params.header_timeout)
+                head = yield self._next_event()
+                self._stop_timer()
             if head is None or head.__class__ is ConnectionClosed:
                 raise gen.Return(False)
             decoder = self._decoder(head.headers)
             delegate_open = True
-            yield self._call(delegate.headers_received,
-                             RequestStartLine(head.method, head.target, head.version),
-                             head.headers)
+            waiting = self._call(delegate.headers_received,
+                                 RequestStartLine(head.method, head.target, head.version),
+                                 head.headers)
+            if waiting is not None:  # a yielded None would give up a loop pass
+                yield waiting
             if self.stream is None:  # detached: the delegate has the stream now
                 delegate_open = False
                 raise gen.Return(False)
             self._start_timer(self._body_timeout, body=True)
-            event = yield self._next_event(may_continue=True)
+            event = yield self._event(may_continue=True)
             while event is not None and event.__class__ is BodyData:
                 data = event.data if decoder is None else decoder.decompress(event.data)
                 if not self._write_finished:  # else the response did without the body
                     yield self._deliver(delegate, data)
-                event = yield self._next_event()
+                event = yield self._event()
             self._stop_timer()
             if event is None:
                 raise gen.Return(False)
@@ -382,6 +387,14 @@ class HTTP1Connection(object):
         headers.add('X-Consumed-Content-Encoding', encoding)
         del headers['Content-Encoding']
         return ContentDecoder(encoding, self._protocol.max_body_size or sys.maxsize)
+
+    def _event(self, may_continue=False):
+        """A Future of the protocol's next event: already done when the bytes it needs
+        have come (a body sent with its head), without a coroutine's cost."""
+        event = self._protocol.next_event()
+        if event is NEED_DATA:
+            return self._next_event(may_continue)
+        return done_future(event)
 
     @gen.coroutine
     def _next_event(self, may_continue=False):
