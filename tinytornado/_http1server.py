@@ -238,7 +238,7 @@ class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
 
     def _end_request(self, trailers=None):
         self._state = REQUEST_DONE
-        return EndOfMessage(HTTPHeaders() if trailers is None else trailers)
+        return EndOfMessage(HTTPHeaders._adopt([], {}) if trailers is None else trailers)
 
     def _read_done(self):
         return PAUSED
@@ -422,11 +422,9 @@ def _headers(lines, max_header_lines):
         raise RequestError('%d header lines, more than max_header_lines (%d)'
                            % (len(lines), max_header_lines))
     names, values = parse_fields(lines)
-    headers = HTTPHeaders()
-    for name in names:
-        for value in values[name]:
-            headers.add(name, value)
-    return headers, values
+    # One dict for both: the protocol reads `values` (framing, Expect, Connection) before
+    # the application is handed the headers, and never after.
+    return HTTPHeaders._adopt(names, values), values
 
 
 def _response_length(values):

@@ -331,7 +331,7 @@ class HTTP1Connection(object):
             head = protocol.next_event()
             if head is NEED_DATA:  # a pipelined head needs no wait, hence no timer
                 self._start_timer(self.params.header_timeout)
-                head = yield self._next_event()
+                head = yield self._read_event()
                 self._stop_timer()
             if head is None or head.__class__ is ConnectionClosed:
                 raise gen.Return(False)
@@ -393,19 +393,17 @@ class HTTP1Connection(object):
         have come (a body sent with its head), without a coroutine's cost."""
         event = self._protocol.next_event()
         if event is NEED_DATA:
-            return self._next_event(may_continue)
+            return self._read_event(may_continue)
         return done_future(event)
 
     @gen.coroutine
-    def _next_event(self, may_continue=False):
-        """The protocol's next event, read for as needed; None once the stream is closed
-        by a timeout or the application, or detached. With `may_continue`, a 100 Continue
-        is sent first if the request asked for one and its body has not come."""
+    def _read_event(self, may_continue=False):
+        """The protocol's next event, the protocol needing data for it: read for as long
+        as it does. None once the stream is closed by a timeout or the application, or
+        detached. With `may_continue`, a 100 Continue is sent first if the request asked
+        for one and its body has not come."""
         protocol = self._protocol
         while True:
-            event = protocol.next_event()
-            if event is not NEED_DATA:
-                raise gen.Return(event)
             stream = self.stream
             if stream is None or (stream.closed() and self._timed_out):
                 raise gen.Return(None)
@@ -421,6 +419,9 @@ class HTTP1Connection(object):
                     raise gen.Return(None)
                 data = b''
             protocol.receive_data(data)
+            event = protocol.next_event()
+            if event is not NEED_DATA:
+                raise gen.Return(event)
 
     @gen.coroutine
     def _deliver(self, delegate, data):

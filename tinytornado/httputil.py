@@ -98,6 +98,11 @@ class HTTPHeaders(collections_abc.MutableMapping):
             other = args[0]  # keep every value, not the joined ones
             self._values = dict((name, list(values)) for name, values in other._values.items())
             self._names = list(other._names)
+        elif len(args) == 1 and not kwargs and args[0].__class__ is dict:
+            # A server's every response starts from a dict of defaults: the mixin's update
+            # would first ask abc whether it is a Mapping (slow on 2.7).
+            for name, value in args[0].items():
+                self[name] = value
         elif args or kwargs:  # the mixin's update is slow even with nothing to add
             self.update(*args, **kwargs)
 
@@ -684,6 +689,8 @@ def format_timestamp(timestamp):
             time.gmtime gives), or a datetime: naive ones are taken as UTC, aware ones
             converted to it.
     """
+    if timestamp.__class__ is float:  # time.time(), a server's Date on each response
+        return _format_second(int(timestamp))
     if isinstance(timestamp, datetime.datetime):
         timestamp = calendar.timegm(timestamp.utctimetuple())
     elif isinstance(timestamp, (tuple, time.struct_time)):
@@ -691,6 +698,17 @@ def format_timestamp(timestamp):
     elif not isinstance(timestamp, numbers.Real):
         raise TypeError('unknown timestamp type: %r' % (timestamp,))
     return email.utils.formatdate(timestamp, usegmt=True)
+
+
+_last_formatted = (None, None)  # (second, its text): a server formats one per response
+
+
+def _format_second(second):
+    global _last_formatted
+    last = _last_formatted  # one tuple, replaced whole: threads read matching pairs
+    if last[0] != second:
+        last = _last_formatted = (second, email.utils.formatdate(second, usegmt=True))
+    return last[1]
 
 
 # --- Credentials -------------------------------------------------------------------------------
