@@ -542,6 +542,27 @@ def test_idle_connection_timeout_closes(io_loop, start_server):
     run(io_loop, go)
 
 
+def test_idle_timeout_counts_from_the_last_request(io_loop, start_server):
+    # The timeout made for the first request rings while the connection is still in use:
+    # it must look at the deadline the later requests moved, not close the connection.
+    server, port = start_server(idle_connection_timeout=0.5)
+
+    @gen.coroutine
+    def go():
+        stream = yield connect(port)
+        started = io_loop.time()
+        served = 0
+        while io_loop.time() - started < 1.5:  # three timeouts' worth, a request each 0.05
+            yield stream.write(b'GET / HTTP/1.1\r\n\r\n')
+            yield read_response(stream)
+            served += 1
+            yield gen.sleep(0.05)
+        assert served >= 3 and not stream.closed()
+        data = yield stream.read_until_close()  # idle now: the server closes it
+        assert data == b''
+    run(io_loop, go)
+
+
 def test_body_timeout_closes(io_loop, start_server):
     closed = []
 

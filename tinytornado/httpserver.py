@@ -257,6 +257,49 @@ class HTTP1ServerConnection(object):
             max_body_size=self.params.max_body_size,
             no_keep_alive=self.params.no_keep_alive)
         self._serving_future = None
+        # The wait in progress (a head, a body) must end by _deadline (loop time), or None;
+        # _alarm, a loop timeout at _alarm_at, checks it. A request moves the deadline and
+        # leaves the alarm be (it re-arms itself if it comes early): no timeout made and
+        # cancelled per request.
+        self._deadline = None
+        self._deadline_request = None  # the HTTP1Connection waiting
+        self._deadline_body = False  # waiting for a body (else for a head)
+        self._alarm = None
+        self._alarm_at = None
+
+    def _set_deadline(self, request_conn, seconds, body):
+        io_loop = self.stream.io_loop
+        deadline = self._deadline = io_loop.time() + seconds
+        self._deadline_request = request_conn
+        self._deadline_body = body
+        if self._alarm is not None:
+            if self._alarm_at <= deadline:
+                return
+            io_loop.remove_timeout(self._alarm)
+        self._alarm = io_loop.call_at(deadline, self._check_deadline)
+        self._alarm_at = deadline
+
+    def _clear_deadline(self):
+        self._deadline = self._deadline_request = None
+
+    def _check_deadline(self):
+        self._alarm = None
+        if self._deadline is None:
+            return
+        io_loop = self.stream.io_loop
+        if io_loop.time() < self._deadline:  # moved since the alarm was set
+            self._alarm = io_loop.call_at(self._deadline, self._check_deadline)
+            self._alarm_at = self._deadline
+            return
+        request_conn = self._deadline_request
+        self._clear_deadline()
+        request_conn._time_out(self._deadline_body)
+
+    def _cancel_alarm(self):
+        self._clear_deadline()
+        if self._alarm is not None:
+            self.stream.io_loop.remove_timeout(self._alarm)
+            self._alarm = None
 
     @gen.coroutine
     def close(self):
@@ -288,6 +331,7 @@ class HTTP1ServerConnection(object):
             gen_log.error('Uncaught exception serving %s', self.context, exc_info=True)
             self.stream.close()
         finally:
+            self._cancel_alarm()  # else the loop would hold the connection until it rings
             delegate.on_close(self)
 
 
@@ -311,7 +355,6 @@ class HTTP1Connection(object):
         self._pending_write = None
         self._close_callback = None
         self._body_timeout = self.params.body_timeout
-        self._timer = None
         self._timed_out = False
         self._write_finished = False
 
@@ -485,18 +528,15 @@ class HTTP1Connection(object):
     def _start_timer(self, seconds, body=False):
         """Close the connection in `seconds` (if not None) unless _stop_timer is called:
         it waits too long for a request head, or for a `body`."""
-        self._stop_timer()
         if seconds:
-            io_loop = self.stream.io_loop
-            self._timer = io_loop.call_at(io_loop.time() + seconds, self._time_out, body)
+            self._server_conn._set_deadline(self, seconds, body)
+        else:
+            self._server_conn._clear_deadline()
 
     def _stop_timer(self):
-        if self._timer is not None:
-            self._server_conn.stream.io_loop.remove_timeout(self._timer)
-            self._timer = None
+        self._server_conn._clear_deadline()
 
     def _time_out(self, body):
-        self._timer = None
         self._timed_out = True
         if body:  # an idle connection closes quietly, as in 5.1
             gen_log.info('Timeout reading body from %s', self.context)
