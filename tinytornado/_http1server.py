@@ -271,25 +271,31 @@ class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
             raise RuntimeError('a response head can be sent once per request, after its head')
         self._response_started = True
         lines = ['HTTP/1.1 %d %s' % (code, reason or responses.get(code, 'Unknown'))]
-        lines.extend('%s: %s' % pair for pair in headers.get_all())
+        # The headers' own dict, read by the normalized names (what each name below is):
+        # the mapping's methods would normalize each name again, on every response.
+        values = headers._values
+        for name in headers._names:
+            for value in values[name]:
+                lines.append('%s: %s' % (name, value))
         if head.method == 'HEAD' or code in _BODYLESS_CODES:
             self._to_send = 0
-        elif 'Transfer-Encoding' in headers:  # the application frames the body itself
+        elif 'Transfer-Encoding' in values:  # the application frames the body itself
             self._to_send = None
-        elif 'Content-Length' in headers:
-            self._to_send = _response_length(headers.get_list('Content-Length'))
+        elif 'Content-Length' in values:
+            self._to_send = _response_length(values['Content-Length'])
         elif head.version == 'HTTP/1.1':
             self._to_send = _CHUNKED
             lines.append('Transfer-Encoding: chunked')
         else:  # a 1.0 client: the body ends where the connection does
             self._to_send = None
             self._keep_alive = False
-        if asks_to_close(headers.get_list('Connection')):
+        connection = values.get('Connection')
+        if connection is not None and asks_to_close(connection):
             self._keep_alive = False  # the application closes it
         if not self._keep_alive:
-            if head.version == 'HTTP/1.1' and 'Connection' not in headers:
+            if head.version == 'HTTP/1.1' and connection is None:
                 lines.append('Connection: close')
-        elif head.version != 'HTTP/1.1' and 'Connection' not in headers:
+        elif head.version != 'HTTP/1.1' and connection is None:
             lines.append('Connection: Keep-Alive')
         text = '\r\n'.join(lines)
         if text.count('\r') != len(lines) - 1 or text.count('\n') != len(lines) - 1:
@@ -373,7 +379,9 @@ _READERS = {
 def _parse_head(text, max_header_lines):
     """(RequestHead, its headers' dict of name -> values, framing checked) from a head's
     text (its blank line cut off), line ends CRLF or bare LF."""
-    request_line, _, fields = _LINE_END.sub('\r\n', text).partition('\r\n')
+    if text.count('\n') != text.count('\r\n'):  # bare LFs: cheaper to check than to sub
+        text = _LINE_END.sub('\r\n', text)
+    request_line, _, fields = text.partition('\r\n')
     match = _REQUEST_LINE.match(request_line)
     if match is None:
         raise RequestError('Malformed HTTP request line: %r' % (request_line,))
