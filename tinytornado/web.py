@@ -302,6 +302,15 @@ class RequestHandler(object):
             del self._headers[name]
 
     def _convert_header_value(self, value):
+        # The usual values first, without the isinstance chain (numbers.Integral asks
+        # abc, slow on 2.7): a native str comes back unchanged, as the general path below
+        # would give it.
+        if value.__class__ is str:
+            if _UNSAFE_HEADER_CHARS.search(value):
+                raise ValueError('Unsafe header value %r' % value)
+            return value
+        if value.__class__ is int:
+            return str(value)
         if isinstance(value, binary_type):
             value = value.decode('latin1')
         elif isinstance(value, numbers.Integral):
