@@ -309,6 +309,38 @@ def test_keywords_named_as_the_loops_own_parameters_reach_the_callback(vloop, cl
     ]
 
 
+def test_a_subclass_add_callback_sees_the_callbacks_coroutines_schedule(io_loop_class):
+    # The Runner and add_future schedule through the loop's _call_soon, which has no
+    # **kwargs to pay for; a subclass that overrides add_callback alone (to count or
+    # trace callbacks, as legacy code does) must still see every one of them.
+    if not isinstance(io_loop_class, type):
+        pytest.skip('the loop kind is made by a function: nothing to subclass')
+    trace = []
+
+    class TracingLoop(io_loop_class):
+        def add_callback(self, callback, *args, **kwargs):
+            owner = getattr(callback, '__self__', None)
+            trace.append(callback.__name__ if owner is None
+                         else type(owner).__name__ + '.' + callback.__name__)
+            super(TracingLoop, self).add_callback(callback, *args, **kwargs)
+
+    @gen.coroutine
+    def main():
+        yield gen.moment  # The Runner schedules itself.
+        waited, relayed = Future(), Future()
+        loop.add_future(waited, lambda done: relayed.set_result(done.result()))
+        waited.set_result(5)
+        value = yield relayed  # Resolved by a callback: the Runner resumes a pass later.
+        raise gen.Return(value)
+
+    loop = TracingLoop(make_current=False)
+    try:
+        assert loop.run_sync(main) == 5
+    finally:
+        loop.close()
+    assert trace == ['run', 'Runner.run', '<lambda>', 'Runner.run', 'on_done']
+
+
 def test_a_timeout_given_keyword_arguments_can_be_removed(vloop):
     trace = []
     handles = [vloop.call_later(1, _recorder(trace, 'call_later'), 1, a=2),
