@@ -15,6 +15,7 @@ import pytest
 import tinytornado
 from tinytornado import gen, queues
 from tinytornado._compat import monotonic
+from tinytornado._extension import speedups
 from tinytornado.concurrent import CancelledError, Future, TimeoutError
 from tinytornado.ioloop import IOLoop, PeriodicCallback, PollIOLoop, deadline_for
 from tinytornado.testing import VirtualClock
@@ -307,6 +308,34 @@ def test_keywords_named_as_the_loops_own_parameters_reach_the_callback(vloop, cl
         ('add_timeout', (), [('delay', 'x'), ('when', 'w')]),
         ('call_at', (), [('deadline', 'd'), ('delay', 'x')]),
     ]
+
+
+def test_add_callback_and_call_soon_bind_arguments_and_need_a_callback(loop):
+    # PollIOLoop's are one C object where the speedups are built, which hands a call
+    # given keywords, or too few arguments, to the Python add_callback.
+    trace = []
+    loop.add_callback(_recorder(trace, 'bare'))
+    loop.add_callback(_recorder(trace, 'positional'), 1, 2)
+    loop.add_callback(_recorder(trace, 'keywords'), 3, k=4)
+    loop.add_callback(callback=_recorder(trace, 'named'))
+    loop.add_callback(*(_recorder(trace, 'unpacked'), 5), **{})
+    loop._call_soon(_recorder(trace, 'call_soon'), 6)
+    for wrong in (loop.add_callback, loop._call_soon):
+        with pytest.raises(TypeError):
+            wrong()
+    loop.add_callback(loop.stop)
+    loop.start()
+    assert trace == [('bare', (), []), ('positional', (1, 2), []), ('keywords', (3,), [('k', 4)]),
+                     ('named', (), []), ('unpacked', (5,), []), ('call_soon', (6,), [])]
+
+
+def test_the_own_loops_add_callback_is_the_c_one_where_the_speedups_are_built():
+    # Its Python twin pays for an empty **kwargs dict and a frame at every callback.
+    if speedups is None:
+        pytest.skip('the C speedups are not built or are turned off')
+    assert type(PollIOLoop.__dict__['add_callback']) is speedups.AddCallback
+    assert PollIOLoop.__dict__['_call_soon'] is PollIOLoop.__dict__['add_callback']
+    assert PollIOLoop.add_callback.__name__ == 'add_callback'
 
 
 def test_a_subclass_add_callback_sees_the_callbacks_coroutines_schedule(io_loop_class):

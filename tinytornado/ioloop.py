@@ -58,6 +58,7 @@ import time
 
 from tinytornado._compat import PY2, futures, get_ident, monotonic, overrides
 from tinytornado._configurable import Configurable, import_object
+from tinytornado._extension import speedups
 from tinytornado._ioloop_legacy import BlockingAlarm, PolledBlockingAlarm
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
@@ -76,6 +77,9 @@ _LONGEST_POLL = 86400.0
 # pending timers then add nothing the garbage collector tracks, which on 2.7 would cost
 # repeated full collections walking them all.
 _timer_handles = itertools.count(1)
+# PollIOLoop's add_callback in C; None without the C speedups, where add_callback pays
+# for an empty dict at each call (its **kwargs).
+_AddCallback = getattr(speedups, 'AddCallback', None)
 
 
 class _Waker(object):
@@ -607,6 +611,10 @@ class PollIOLoop(PolledBlockingAlarm, IOLoop):
         self._callbacks.append(functools.partial(fn, *args) if args else fn)
         if self._thread_ident != get_ident():
             self._waker.wake()
+
+    if _AddCallback is not None:
+        # Both in C for a call given no keyword (see _speedups.c): no frame, no dict.
+        add_callback = _call_soon = _AddCallback(add_callback)
 
     def add_callback_from_signal(self, callback, *args, **kwargs):
         self._callbacks.append(
