@@ -411,7 +411,7 @@ static PyObject *str_append, *str_callbacks, *str_thread_ident, *str_waker, *str
 static int
 on_loop_thread(PyObject *loop)
 {
-    PyObject *ident, *now;
+    PyObject *ident;
     int same;
 
     ident = PyObject_GetAttr(loop, str_thread_ident);
@@ -421,18 +421,21 @@ on_loop_thread(PyObject *loop)
         Py_DECREF(ident);
         return 0;
     }
+    /* Compared as numbers, not as a new int object per call. */
 #if PY_MAJOR_VERSION >= 3
-    now = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
-#else
-    now = PyInt_FromLong((long)PyThread_get_thread_ident());  /* as thread.get_ident */
-#endif
-    if (now == NULL) {
-        Py_DECREF(ident);
-        return -1;
+    {
+        unsigned long value = PyLong_AsUnsignedLong(ident);
+        same = value == PyThread_get_thread_ident();
     }
-    same = PyObject_RichCompareBool(ident, now, Py_EQ);
+#else
+    {
+        long value = PyInt_AsLong(ident);  /* thread.get_ident's signed reading */
+        same = value == (long)PyThread_get_thread_ident();
+    }
+#endif
     Py_DECREF(ident);
-    Py_DECREF(now);
+    if (PyErr_Occurred())
+        return -1;
     return same;
 }
 
@@ -450,7 +453,11 @@ queue_callback(PyObject *loop, PyObject *call)
         Py_DECREF(call);
         return NULL;
     }
+#if PY_VERSION_HEX >= 0x03090000
+    result = PyObject_CallMethodOneArg(queue, str_append, call);
+#else
     result = PyObject_CallMethodObjArgs(queue, str_append, call, NULL);
+#endif
     Py_DECREF(queue);
     Py_DECREF(call);
     if (result == NULL)
