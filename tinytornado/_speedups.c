@@ -421,17 +421,12 @@ on_loop_thread(PyObject *loop)
         Py_DECREF(ident);
         return 0;
     }
-    /* Compared as numbers, not as a new int object per call. */
+    /* Compared as numbers, not as a new int object per call; masked, as get_ident()
+     * reads the same ident signed on 2.7 and 3.6, unsigned from 3.7. */
 #if PY_MAJOR_VERSION >= 3
-    {
-        unsigned long value = PyLong_AsUnsignedLong(ident);
-        same = value == PyThread_get_thread_ident();
-    }
+    same = PyLong_AsUnsignedLongMask(ident) == (unsigned long)PyThread_get_thread_ident();
 #else
-    {
-        long value = PyInt_AsLong(ident);  /* thread.get_ident's signed reading */
-        same = value == (long)PyThread_get_thread_ident();
-    }
+    same = PyInt_AsUnsignedLongMask(ident) == (unsigned long)PyThread_get_thread_ident();
 #endif
     Py_DECREF(ident);
     if (PyErr_Occurred())
