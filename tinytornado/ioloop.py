@@ -606,8 +606,9 @@ class PollIOLoop(PolledBlockingAlarm, IOLoop):
             self._waker.wake()
 
     def _call_soon(self, fn, *args):
-        # add_callback without keywords: its twin, as a call between them would cost W4's
-        # chain of callbacks as much as the dict (3.11).
+        # add_callback without keywords, written out again: a call from one to the other
+        # would cost W4's chain of callbacks as much as the dict (3.11). Both are
+        # _speedups.AddCallback where the C speedups are built, and keep in step with it.
         self._callbacks.append(functools.partial(fn, *args) if args else fn)
         if self._thread_ident != get_ident():
             self._waker.wake()
