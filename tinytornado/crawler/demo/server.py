@@ -55,12 +55,6 @@ class DemoServer(HTTPServer):
         self.stop()
         return self.close_all_connections()
 
-    def handle_stream(self, stream, address):
-        # Without it, Nagle's algorithm holds a response's last segment until the client's
-        # delayed ACK of the one before: 40 ms per page.
-        stream.set_nodelay(True)
-        super(DemoServer, self).handle_stream(stream, address)
-
     def note_request(self, path):
         """Count a request for `path` (`requests`, `on_request`)."""
         self.requests.append(path)
