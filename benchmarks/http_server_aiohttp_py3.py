@@ -4,8 +4,8 @@ static file as http_server_tornado.py.
     python benchmarks/http_server_aiohttp_py3.py STATIC_DIR
 
 One process, asyncio's default loop, the access log off (``access_log=None``). It listens
-on a free port of 127.0.0.1, prints ``PORT <n>`` and serves until it is killed. The line it prints first is
-``PORT <n> <aiohttp's version> <Python's version>``.
+on a free port of 127.0.0.1, prints
+``PORT <n> <aiohttp's version> <Python's version>`` and serves until it is killed.
 """
 from __future__ import absolute_import, division, print_function
 

@@ -4,9 +4,8 @@ handler and a StaticFileHandler, on tinytornado or on Tornado (5.1.1 on 2.7, 6 o
     python benchmarks/http_server_tornado.py tinytornado|tornado STATIC_DIR
 
 One process, one loop, no debug, the access log off (a ``log_function`` that does
-nothing). It listens on a free port of 127.0.0.1, prints ``PORT <n>`` and serves until
-it is killed. The line it prints first is
-``PORT <n> <framework's version> <Python's version>``.
+nothing). It listens on a free port of 127.0.0.1, prints
+``PORT <n> <framework's version> <Python's version>`` and serves until it is killed.
 """
 from __future__ import absolute_import, division, print_function
 
