@@ -602,7 +602,7 @@ def test_redis_adapts_the_delay_by_the_same_rule(shared_work_stores, io_loop):
             delay = throttle.next_delay(delay, latency, ok)
             io_loop.run_sync(lambda: store.answered('h:80', latency, ok))
             shared = io_loop.run_sync(lambda: client.execute(
-                'HGET', store.prefix + 'throttle', 'h:80'))
+                'HGET', store.prefix + 'host:h:80', 'throttle'))
             assert abs(float(shared) - delay * 1000) < 1.0
     finally:
         client.close()
