@@ -262,12 +262,14 @@ def test_a_fetch_slower_than_its_lease_keeps_its_url(work_stores, serve):
 
 
 @pytest.mark.gen_test(timeout=60)
-def test_a_url_whose_hand_outs_all_expire_fails_after_max_tries(shared_work_stores,
-                                                                 serve):
-    # Three workers die holding the root (closed without giving it back: no renewal);
-    # each expired hand-out counts as a try, so the next worker finishes the URL as
-    # failed, untried, and the crawl ends instead of handing it out for ever.
-    work_stores = shared_work_stores
+def test_a_url_whose_hand_outs_all_end_unfinished_fails_after_max_tries(kept_work_stores,
+                                                                         serve):
+    # Every hand-out counts as a try but one given back untried (put_back): three
+    # processes die holding the root (closed without giving it back: a Redis lease not
+    # renewed expires; a journal counted the hand-out when it was made), so the next one
+    # finishes the URL as failed, untried, and the crawl ends instead of handing it out
+    # for ever. (An in-memory crawl ends with its process: nothing comes back.)
+    work_stores = kept_work_stores
     server, origin = serve(Pages({'/': 'never asked'}))
     log = request_log(server)
     root = origin + '/'
@@ -284,6 +286,23 @@ def test_a_url_whose_hand_outs_all_expire_fails_after_max_tries(shared_work_stor
     assert (failed.status, failed.tries) == (None, 3)
     assert failed.exception.startswith('LeaseExpired: handed out 3 times')
     assert log == [] and statistics.urls == 1
+
+
+@pytest.mark.gen_test(timeout=30)
+def test_a_hand_out_given_back_untried_counts_no_try(kept_work_stores):
+    # put_back (robots.txt read in the lease) takes the hand-out's try back: a process
+    # that dies after it leaves the URL with the tries it had.
+    work_stores = kept_work_stores
+    store = work_stores.new(lease_seconds=0.2)
+    yield started(store, [ROOT], **UNTHROTTLED)
+    root = yield store.lease()
+    yield store.put_back(root)
+    store.close()
+    again = work_stores.again(lease_seconds=0.2)
+    yield started(again, [ROOT], **UNTHROTTLED)
+    root = yield again.lease()
+    assert (root.url, root.tries) == (ROOT, 0)
+    yield again.done(root, statistic(root), [])
 
 
 # -- outages survived, joining first: worker processes sharing a crawl ------------------------
@@ -602,7 +621,7 @@ def test_redis_adapts_the_delay_by_the_same_rule(shared_work_stores, io_loop):
             delay = throttle.next_delay(delay, latency, ok)
             io_loop.run_sync(lambda: store.answered('h:80', latency, ok))
             shared = io_loop.run_sync(lambda: client.execute(
-                'HGET', store.prefix + 'throttle', 'h:80'))
+                'HGET', store.prefix + 'host:h:80', 'throttle'))
             assert abs(float(shared) - delay * 1000) < 1.0
     finally:
         client.close()

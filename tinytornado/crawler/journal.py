@@ -1,7 +1,8 @@
 """The crawl's journal in SQLite: what was queued, what finished, so a killed crawl resumes.
 
-One row per URL ever queued: its depth, redirect budget and tries made so far, and its
-statistic (as JSON) once it has finished. One row per failing host: its failures in a row
+One row per URL ever queued: its depth, redirect budget and tries made so far (a URL
+handed out counts one at once: a process killed during its request leaves the try
+counted), and its statistic (as JSON) once it has finished. One row per failing host: its failures in a row
 and the wall-clock time its pause ends (loop times mean nothing to another process). In
 ``meta``, as JSON: the crawl's roots and the options that shape it, which a resume takes
 back. A URL's statistic and the URLs it discovered are written in one transaction, so
@@ -44,7 +45,8 @@ CREATE TABLE IF NOT EXISTS hosts (
 
 class JournalEntry(object):
     """A URL read back from the journal; `statistic` is a dict, or None if unfinished;
-    `tries` counts the failed tries of an unfinished URL."""
+    `tries` counts the tries of an unfinished URL: those failed, and those whose process
+    ended during them."""
     __slots__ = ('url', 'depth', 'max_redirect', 'statistic', 'tries')
 
     def __init__(self, url, depth, max_redirect, statistic, tries=0):
@@ -103,6 +105,12 @@ class Journal(object):
             self.connection.execute('UPDATE urls SET statistic = ? WHERE url = ?',
                                     (json.dumps(statistic.to_dict()), statistic.url))
             self._insert(new_entries)
+
+    def handed_out(self, url, tries):
+        """Record that `url` was handed out with `tries` counted: set before its request
+        goes, so that a process killed during it leaves the try counted."""
+        with self.connection:
+            self.connection.execute('UPDATE urls SET tries = ? WHERE url = ?', (tries, url))
 
     def failed(self, url, tries, host, failures, pause):
         """Record a failed try of `url`, atomically: the `tries` it has made, and its

@@ -55,11 +55,13 @@ from the prefix they are given):
 first), ``ring`` (ZSET of the hosts that may be asked now, scored by their turn: a host
 served goes to the back, so hosts take turns), ``waiting`` (ZSET of the hosts that have
 queued items and a free lease slot but must wait: paused, or their delay not over,
-scored by the time they may be asked; they join the ring then), ``active`` (HASH host -> leases), ``handed``, ``paused``,
-``delay`` (HASH host -> milliseconds), ``throttle`` (HASH host -> its adapted delay in ms), ``leases`` (HASH url -> "token item"),
-``deadlines`` (ZSET url -> when its lease expires), ``delayed`` (ZSET item -> when its
-retry is due), ``finished`` (STREAM of url, record), ``hosts`` (SET), ``counts``, ``meta``,
-``replies`` and ``reply_times`` (see below).
+scored by the time they may be asked; they join the ring then), ``host:HOST`` (HASH of
+the host's fields: its leases, items queued, last hand-out, pause, own and adapted delays,
+and where it is scheduled, read once and written once by a script), ``leases`` (HASH url
+-> "token item"), ``deadlines`` (ZSET url -> when its lease expires), ``delayed`` (ZSET
+item -> when its retry is due), ``finished`` (STREAM of url, record), ``hosts`` (SET),
+``counts`` (HASH: items queued, URLs seen and finished, the last turn and token given),
+``meta``, and ``reply:OP`` (see below).
 
 Leases. Each hand-out gets a new token, kept with the item handed out; `done` and
 `retry` count only with the token of the lease still held, so a worker whose lease
@@ -73,9 +75,9 @@ host's queue with one more try: every hand-out counts toward the crawl's max tri
 
 Redis restarts. A command in flight when the connection drops may or may not have been
 applied. Every mutating call carries an operation id, and its script keeps its reply for
-`replay_seconds`: the store sends a call again after a ConnectionError, and a repeat of
-an applied call gets the same reply instead of applying it twice (a `done` whose reply
-was lost is not mistaken for a lost lease). With appendonly on, the crawl survives.
+`replay_seconds` (a key Redis expires): the store sends a call again after a
+ConnectionError, and a repeat of an applied call gets the same reply instead of applying
+it twice (a `done` whose reply was lost is not mistaken for a lost lease). With appendonly on, the crawl survives.
 
 Results. `done` appends ``url`` and ``record`` to the ``finished`` stream, exactly once
 per URL. ``tinycrawl --collect FILE`` drains it: it cuts a torn last line of FILE and reads
@@ -122,6 +124,12 @@ __all__ = ['RedisWorkStore', 'crawl_prefix']
 # Every script starts so: the crawl's prefix, the store's settings (ARGV[1..6]; ARGV[3]
 # the politeness rule's numbers, a JSON object made by politeness.PolitenessRule), the
 # server's time, and the helpers the steps share.
+#
+# What a call costs Redis is mostly its number of `redis.call`s (each 1-3 us of dispatch,
+# more than most commands' own work), so a call reads each host's fields (one hash) and
+# the crawl's counters (one hash) once, keeps them in Lua tables while it runs, and
+# writes those it changed once, at its end (`commit`): a script runs alone, so nobody
+# sees them in between.
 _PRELUDE = """
 if redis.replicate_commands then redis.replicate_commands() end
 local P = KEYS[1]
@@ -136,66 +144,114 @@ local REPLAY = tonumber(ARGV[6])
 local time = redis.call('TIME')
 local NOW = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
+-- The crawl's counters, read at their first use; written by `commit`.
+local COUNTS = nil
+local COUNT_NAMES = {'queued', 'seen', 'finished', 'turns', 'tokens'}
+
+local function counts()
+  if not COUNTS then
+    local values = redis.call('HMGET', P .. 'counts', unpack(COUNT_NAMES))
+    COUNTS = {}
+    for i, name in ipairs(COUNT_NAMES) do COUNTS[name] = tonumber(values[i] or '0') end
+  end
+  return COUNTS
+end
+
+local function count(name, n)
+  local c = counts()
+  c[name] = c[name] + n
+end
+
+-- A host's fields (hash 'host:HOST'), read once a call: its leases (active), items
+-- queued, last hand-out (handed), pause end, own delay (robots.txt's Crawl-delay), adapted
+-- delay (throttle), and where it is scheduled (zone: 'r' the ring, 'w' waiting, '' none).
+local HOST_FIELDS = {'active', 'queued', 'handed', 'paused', 'delay', 'throttle', 'zone',
+                     'listed'}
+local HOSTS, CHANGED = {}, {}
+
+local function host_state(host)
+  local state = HOSTS[host]
+  if not state then
+    local v = redis.call('HMGET', P .. 'host:' .. host, unpack(HOST_FIELDS))
+    state = {active = tonumber(v[1] or '0'), queued = tonumber(v[2] or '0'),
+             handed = tonumber(v[3]), paused = tonumber(v[4] or '0'),
+             delay = tonumber(v[5]), throttle = tonumber(v[6]), zone = v[7] or '',
+             listed = v[8]}
+    HOSTS[host] = state
+  end
+  if not CHANGED[host] then
+    CHANGED[host] = true
+    CHANGED[#CHANGED + 1] = host
+  end
+  return state
+end
+
+-- Write what the call changed: each host's fields and the counters, one command each.
+local function commit()
+  for _, host in ipairs(CHANGED) do
+    local s = HOSTS[host]
+    local fields = {'active', s.active, 'queued', s.queued, 'paused', s.paused,
+                    'zone', s.zone}
+    for _, name in ipairs({'handed', 'delay', 'throttle', 'listed'}) do
+      if s[name] then
+        fields[#fields + 1] = name
+        fields[#fields + 1] = s[name]
+      end
+    end
+    redis.call('HSET', P .. 'host:' .. host, unpack(fields))
+  end
+  if COUNTS then
+    local fields = {}
+    for _, name in ipairs(COUNT_NAMES) do
+      fields[#fields + 1] = name
+      fields[#fields + 1] = COUNTS[name]
+    end
+    redis.call('HSET', P .. 'counts', unpack(fields))
+  end
+end
+
+-- A call's reply, kept `replay_seconds` under a key of its own (Redis expires it).
 local function replayed()
-  local reply = redis.call('HGET', P .. 'replies', OP)
+  local reply = redis.call('GET', P .. 'reply:' .. OP)
   if reply then return cjson.decode(reply) end
 end
 
 local function remember(reply)
-  redis.call('HSET', P .. 'replies', OP, cjson.encode(reply))
-  redis.call('ZADD', P .. 'reply_times', NOW, OP)
-  local old = redis.call('ZRANGEBYSCORE', P .. 'reply_times', '-inf', NOW - REPLAY,
-                         'LIMIT', 0, 100)
-  if #old > 0 then
-    redis.call('HDEL', P .. 'replies', unpack(old))
-    redis.call('ZREM', P .. 'reply_times', unpack(old))
+  commit()
+  if REPLAY > 0 then
+    redis.call('SET', P .. 'reply:' .. OP, cjson.encode(reply), 'PX', REPLAY)
   end
   return reply
 end
 
-local function count(name, n)
-  if n ~= 0 then redis.call('HINCRBY', P .. 'counts', name, n) end
-end
-
--- A host joins the back of the ring; one in it already keeps its place.
-local function join_ring(host)
-  if not redis.call('ZSCORE', P .. 'ring', host) then
-    redis.call('ZADD', P .. 'ring', redis.call('INCR', P .. 'turns'), host)
-  end
-end
-
 -- A host's delay: its own (robots.txt's Crawl-delay), else the crawl's fixed one, else
 -- the one adapted to its latency (the throttle's, shared by every worker).
-local function host_delay(host)
-  local delay = redis.call('HGET', P .. 'delay', host)
-  if delay then return tonumber(delay) end
+local function host_delay(s)
+  if s.delay then return s.delay end
   if DELAY >= 0 then return DELAY end
-  return tonumber(redis.call('HGET', P .. 'throttle', host) or RULE.start)
+  return s.throttle or RULE.start
 end
 
 -- Keep the invariant: a host with queued items and a free slot is in 'ring' if it may
 -- be asked now, else in 'waiting', scored with the time it may be; other hosts in
--- neither.
+-- neither. A host joins the back of the ring; one in it already keeps its place.
 local function schedule(host)
-  local active = tonumber(redis.call('HGET', P .. 'active', host) or '0')
-  if redis.call('LLEN', P .. 'queue:' .. host) == 0 or
-      (MAX_PER_HOST > 0 and active >= MAX_PER_HOST) then
-    redis.call('ZREM', P .. 'ring', host)
-    redis.call('ZREM', P .. 'waiting', host)
-    return
+  local s = host_state(host)
+  local zone, ready = '', nil
+  if s.queued > 0 and (MAX_PER_HOST == 0 or s.active < MAX_PER_HOST) then
+    ready = s.paused
+    if s.handed then ready = math.max(ready, s.handed + math.max(host_delay(s), FLOOR)) end
+    zone = ready <= NOW and 'r' or 'w'
   end
-  local ready = tonumber(redis.call('HGET', P .. 'paused', host) or '0')
-  local handed = redis.call('HGET', P .. 'handed', host)
-  if handed then
-    ready = math.max(ready, tonumber(handed) + math.max(host_delay(host), FLOOR))
-  end
-  if ready <= NOW then
-    redis.call('ZREM', P .. 'waiting', host)
-    join_ring(host)
-  else
-    redis.call('ZREM', P .. 'ring', host)
+  if s.zone == 'r' and zone ~= 'r' then redis.call('ZREM', P .. 'ring', host) end
+  if s.zone == 'w' and zone ~= 'w' then redis.call('ZREM', P .. 'waiting', host) end
+  if zone == 'r' and s.zone ~= 'r' then
+    count('turns', 1)
+    redis.call('ZADD', P .. 'ring', COUNTS.turns, host)
+  elseif zone == 'w' then
     redis.call('ZADD', P .. 'waiting', ready, host)
   end
+  s.zone = zone
 end
 
 local function host_of(text)
@@ -205,6 +261,7 @@ end
 local function requeue(text)
   local host = host_of(text)
   redis.call('LPUSH', P .. 'queue:' .. host, text)
+  host_state(host).queued = host_state(host).queued + 1
   count('queued', 1)
   schedule(host)
 end
@@ -220,9 +277,7 @@ end
 -- An admission: items of one or more calls' lists, queued at its end (`end_admission`),
 -- so that a batch of finishes pushes each host's new items and schedules it once.
 local function new_admission()
-  redis.call('HSETNX', P .. 'counts', 'started', NOW)
-  return {seen = tonumber(redis.call('HGET', P .. 'counts', 'seen') or '0'), admitted = 0,
-          queues = {}, hosts = {}, touched = {}}
+  return {admitted = 0, queues = {}, hosts = {}, touched = {}}
 end
 
 -- `host` is scheduled at the end of the admission, in the order hosts were touched
@@ -239,9 +294,8 @@ end
 local function admit_part(admission, first, last)
   local admitted = {}
   for i = first, last, 4 do
-    if MAX_SEEN > 0 and admission.seen >= MAX_SEEN then break end
+    if MAX_SEEN > 0 and counts().seen + admission.admitted >= MAX_SEEN then break end
     if redis.call('SADD', ARGV[i], ARGV[i + 1]) == 1 then
-      admission.seen = admission.seen + 1
       admission.admitted = admission.admitted + 1
       local host = ARGV[i + 3]
       local queue = admission.queues[host]
@@ -258,13 +312,20 @@ local function admit_part(admission, first, last)
 end
 
 local function end_admission(admission)
-  count('seen', admission.admitted)
-  count('queued', admission.admitted)
+  if admission.admitted > 0 then
+    count('seen', admission.admitted)
+    count('queued', admission.admitted)
+  end
   for _, host in ipairs(admission.hosts) do
     local queue = admission.queues[host]
     if queue then
+      local s = host_state(host)
       call_with_all('RPUSH', P .. 'queue:' .. host, queue)
-      redis.call('SADD', P .. 'hosts', host)
+      s.queued = s.queued + #queue
+      if not s.listed then
+        redis.call('SADD', P .. 'hosts', host)
+        s.listed = '1'
+      end
     end
     schedule(host)
   end
@@ -272,6 +333,7 @@ end
 
 -- ARGV[first..] are quadruples to admit; the indexes of the new ones.
 local function admit(first)
+  redis.call('HSETNX', P .. 'counts', 'started', NOW)
   local admission = new_admission()
   local admitted = admit_part(admission, first, #ARGV)
   end_admission(admission)
@@ -287,7 +349,8 @@ local function reclaim(limit)
     redis.call('HDEL', P .. 'leases', url)
     redis.call('ZREM', P .. 'deadlines', url)
     local item = cjson.decode(string.match(lease, '^%d+ (.*)$'))
-    redis.call('HINCRBY', P .. 'active', item[2], -1)
+    local s = host_state(item[2])
+    s.active = s.active - 1
     item[5] = item[5] + 1
     requeue(cjson.encode(item))
   end
@@ -299,7 +362,7 @@ end
 -- owners[i], its host (decoded once here: a JSON decode costs as much as a command).
 local function release(urls, tokens)
   local leases = redis.call('HMGET', P .. 'leases', unpack(urls))
-  local texts, owners, ended, hosts, active = {}, {}, {}, {}, {}
+  local texts, owners, ended = {}, {}, {}
   for i = 1, #urls do
     texts[i] = false
     if leases[i] then
@@ -309,20 +372,14 @@ local function release(urls, tokens)
         ended[#ended + 1] = urls[i]
         local host = host_of(text)
         owners[i] = host
-        if not active[host] then
-          active[host] = 0
-          hosts[#hosts + 1] = host
-        end
-        active[host] = active[host] - 1
+        local s = host_state(host)
+        s.active = s.active - 1
       end
     end
   end
   if #ended > 0 then
     call_with_all('HDEL', P .. 'leases', ended)
     call_with_all('ZREM', P .. 'deadlines', ended)
-    for _, host in ipairs(hosts) do
-      redis.call('HINCRBY', P .. 'active', host, active[host])
-    end
   end
   return texts, owners
 end
@@ -354,7 +411,7 @@ local function finish(first, count_of)
       replies[f] = {0}
     end
   end
-  count('finished', finished)
+  if finished > 0 then count('finished', finished) end
   end_admission(admission)
   return replies
 end
@@ -372,34 +429,33 @@ local function lease(wanted)
   -- Hosts whose wait is over join the ring in the order they became ready.
   local ready = redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', NOW, 'LIMIT', 0, 100)
   for _, host in ipairs(ready) do
-    redis.call('ZREM', P .. 'waiting', host)
-    join_ring(host)
+    schedule(host)
   end
   local handed, leases, deadlines = {'items', NOW, 0}, {}, {}
   local left = wanted
   while left > 0 do
-    local hosts = redis.call('ZRANGE', P .. 'ring', 0, 0)
-    if #hosts == 0 then break end
-    local host = hosts[1]
-    redis.call('ZREM', P .. 'ring', host)  -- served: to the back, or to wait
+    local first = redis.call('ZPOPMIN', P .. 'ring')  -- served: to the back, or to wait
+    if #first == 0 then break end
+    local host = first[1]
+    local s = host_state(host)
+    s.zone = ''
     -- One item a turn if the host must wait between two hand-outs; else its share of
     -- those still wanted (hosts take turns), within its free slots: the same items as one
     -- lease at a time, in fewer commands.
     local take = 1
-    if math.max(host_delay(host), FLOOR) <= 0 then
+    if math.max(host_delay(s), FLOOR) <= 0 then
       take = math.ceil(left / (redis.call('ZCARD', P .. 'ring') + 1))
-      if MAX_PER_HOST > 0 then
-        take = math.min(take, MAX_PER_HOST -
-                        tonumber(redis.call('HGET', P .. 'active', host) or '0'))
-      end
+      if MAX_PER_HOST > 0 then take = math.min(take, MAX_PER_HOST - s.active) end
     end
     local queue = P .. 'queue:' .. host
     local texts = redis.call('LRANGE', queue, 0, take - 1)
     redis.call('LTRIM', queue, #texts, -1)
+    s.queued = s.queued - #texts
+    s.active = s.active + #texts
+    s.handed = NOW
     count('queued', -#texts)
-    redis.call('HINCRBY', P .. 'active', host, #texts)
-    redis.call('HSET', P .. 'handed', host, NOW)
-    local token = redis.call('INCRBY', P .. 'tokens', #texts) - #texts
+    local token = counts().tokens
+    count('tokens', #texts)
     for _, text in ipairs(texts) do
       token = token + 1
       local url = cjson.decode(text)[1]
@@ -418,9 +474,8 @@ local function lease(wanted)
     call_with_all('ZADD', P .. 'deadlines', deadlines)
   end
   if left == 0 then return handed end
-  local queued = tonumber(redis.call('HGET', P .. 'counts', 'queued') or '0')
-  if left == wanted and queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0 and
-      redis.call('ZCARD', P .. 'deadlines') == 0 then
+  if left == wanted and counts().queued == 0 and redis.call('ZCARD', P .. 'delayed') == 0
+      and redis.call('ZCARD', P .. 'deadlines') == 0 then
     return {'over'}
   end
   local next_due = nil
@@ -468,7 +523,10 @@ local finishes = finish(9, tonumber(ARGV[8]))
 local leased = {'items', NOW, -1}
 if tonumber(ARGV[7]) > 0 then leased = lease(tonumber(ARGV[7])) end
 reply = {finishes, leased}
-if #finishes == 0 and #leased <= 3 then return reply end  -- nothing to replay
+if #finishes == 0 and #leased <= 3 then  -- nothing to replay
+  commit()
+  return reply
+end
 return remember(reply)
 """
 
@@ -479,7 +537,7 @@ local reply = replayed()
 if reply then return reply end
 local text = release({ARGV[7]}, {ARGV[8]})[1]
 if not text then return remember({0}) end
-redis.call('HSET', P .. 'handed', host_of(text), NOW)
+host_state(host_of(text)).handed = NOW
 requeue(text)
 return remember({1})
 """
@@ -505,16 +563,17 @@ return remember({1})
 
 # ARGV[7] host, ARGV[8] milliseconds: a pause only grows.
 _PAUSE = """
-local host = ARGV[7]
-local paused = tonumber(redis.call('HGET', P .. 'paused', host) or '0')
-redis.call('HSET', P .. 'paused', host, math.max(paused, NOW + tonumber(ARGV[8])))
-schedule(host)
+local s = host_state(ARGV[7])
+s.paused = math.max(s.paused, NOW + tonumber(ARGV[8]))
+schedule(ARGV[7])
+commit()
 """
 
 # ARGV[7] host, ARGV[8] milliseconds between two hand-outs to it.
 _SET_DELAY = """
-redis.call('HSET', P .. 'delay', ARGV[7], ARGV[8])
+host_state(ARGV[7]).delay = tonumber(ARGV[8])
 schedule(ARGV[7])
+commit()
 """
 
 # ARGV[7..]: (url, token) pairs of leases held: each still held gets `lease_seconds`
@@ -536,13 +595,16 @@ return renewed
 # answer that is not a 200 (politeness.AutoThrottle's rule, on the shared estimate).
 _ANSWERED = """
 local host = ARGV[7]
-if DELAY >= 0 or redis.call('HEXISTS', P .. 'delay', host) == 1 then return end
-local old = host_delay(host)
+if DELAY >= 0 then return end
+local s = host_state(host)
+if s.delay then return end
+local old = host_delay(s)
 local new = math.min(math.max((old + tonumber(ARGV[8]) / RULE.target) / 2, RULE.min),
                      RULE.max)
 if ARGV[9] ~= '1' then new = math.max(new, old) end
-redis.call('HSET', P .. 'throttle', host, tostring(new))
+s.throttle = new
 schedule(host)
+commit()
 """
 
 _RECLAIM = """
@@ -551,6 +613,7 @@ while n == 100 do
   n = reclaim(100)
   total = total + n
 end
+commit()
 return total
 """
 
@@ -953,6 +1016,11 @@ class _Grouped(object):
                     continue
                 if wait is not None:
                     yield self._wait(wait)
+                else:
+                    # A loop pass for the tasks this call's replies woke: their next
+                    # requests (a finished task's lease) go in the next call, not in
+                    # one more after it.
+                    yield gen.moment
         finally:
             self._running = False
 

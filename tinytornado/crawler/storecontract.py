@@ -41,7 +41,11 @@ Rules every store keeps (tests/test_store_conformance.py checks them on each):
 - leases asked for at once hand out what as many asked one at a time would: never more
   than the politeness allows (the per-host cap, the delay, the rate ceiling), and no
   item for a lease not asked for (none waits unstarted while its lease runs out);
-- every try counts toward ``max_tries`` (`FetchStatistic.tries`);
+- every try counts toward ``max_tries`` (`FetchStatistic.tries`), and a try is a
+  hand-out: each lease counts one, but one given back by `put_back` (no request was
+  made); a lease its process never gave back (killed, or stopped with the item in
+  flight) comes back, in a store that keeps the crawl, with its try counted, so a URL
+  that kills every process it is handed to ends as failed;
 - a given-up host's URLs are finished by the store, without a try, through `report`;
 - a crawl the store keeps resumes where it was after `close`.
 """

@@ -13,7 +13,8 @@ through without a loop pass: the hot path costs one call more per URL than the b
 frontier. They fail a given-up host's URLs themselves (those waiting when it is given
 up, those found later, those a resume restores), without a try, through the `report` of
 `start`; the SQLite store journals a host's failures in a row as its policy counts them,
-read when an item of the host is given back. In the shared store a URL of a host this
+read when an item of the host is given back, and each hand-out as a try when it is made
+(storecontract.py's rule: a crawl killed during a request resumes with the try counted). In the shared store a URL of a host this
 process gave up is refused when leased (the policy's `refusal`: other processes may not
 have given it up). The politeness is the same rule in every store
 (`politeness.PolitenessRule`): in the shared one the delay between two hand-outs to a host
@@ -231,6 +232,28 @@ class SqliteWorkStore(MemoryWorkStore):
             return resolved_future(self._restore())
         self.journal.set_meta('roots', self.roots)
         return MemoryWorkStore.start(self, meta, self._journaled(first_items), report)
+
+    def lease(self):
+        """As `MemoryWorkStore.lease`; the hand-out is journaled as a try before the
+        item is given, so that a crawl killed during its request resumes with it
+        counted (a URL that kills the crawl each time it is fetched ends as failed)."""
+        future = MemoryWorkStore.lease(self)
+        if future.done():  # the hot path: no callback
+            self._journal_hand_out(future)
+        else:
+            future.add_done_callback(self._journal_hand_out)
+        return future
+
+    def _journal_hand_out(self, future):
+        item = None if future.cancelled() or future.exception() else future.result()
+        if item is not None:
+            self.journal.handed_out(item.url, item.tries + 1)
+
+    def put_back(self, item):
+        """As `MemoryWorkStore.put_back`: no try was made, so the journal's count of
+        the hand-out is taken back."""
+        self.journal.handed_out(item.url, item.tries)
+        return MemoryWorkStore.put_back(self, item)
 
     def _journaled(self, first_items):
         def journaled():
