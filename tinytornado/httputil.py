@@ -44,7 +44,8 @@ from tinytornado._http1state import (
 )
 
 __all__ = [
-    'HTTPHeaders', 'HTTPInputError', 'NoResponseError', 'HTTP1ClientProtocol',
+    'HTTPHeaders', 'HTTPInputError', 'NoResponseError', 'HeaderTooLargeError',
+    'HTTP1ClientProtocol',
     'InformationalResponse', 'ResponseHead', 'BodyData', 'EndOfMessage', 'ConnectionClosed',
     'NEED_DATA', 'PAUSED', 'ContentDecoder', 'url_concat', 'qs_to_qsl', 'format_timestamp',
     'parse_cookie', 'RequestStartLine', 'parse_request_start_line', 'ResponseStartLine',
@@ -71,6 +72,10 @@ class NoResponseError(HTTPInputError):
     On a reused keep-alive connection this usually means the server had already timed the
     connection out, so an idempotent request may safely be sent again on a new one.
     """
+
+
+class HeaderTooLargeError(HTTPInputError):
+    """A response head, trailer block or chunk-size line larger than max_header_size."""
 
 
 class HTTPOutputError(Exception):
@@ -448,7 +453,7 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
         if 'Transfer-Encoding' in values and length is not None:
             # RFC 9112 6.3: a sign of response splitting, to be handled as an error (and
             # Tornado 5.1 refuses it too), not resolved in favour of chunked as h11 does.
-            raise HTTPInputError('response has both Transfer-Encoding and Content-Length')
+            raise HTTPInputError('Response with both Transfer-Encoding and Content-Length')
         if (minor == '0' or asks_to_close(values.get('Connection')) or
                 self._body_to_send is not None):
             self._keep_alive = False
@@ -540,8 +545,9 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
         """NEED_DATA while a head, trailer block or chunk-size line can still come whole."""
         size = len(self._received)
         if size > self.max_header_size:
-            raise HTTPInputError('%s of more than %d bytes is larger than max_header_size '
-                                 '(%d bytes)' % (block_name, size - 1, self.max_header_size))
+            raise HeaderTooLargeError(
+                '%s of more than %d bytes is larger than max_header_size (%d bytes)'
+                % (block_name, size - 1, self.max_header_size))
         if self._state is READING_CHUNK_SIZE or self._state is READING_TRAILERS:
             return self._need_body_data()
         if self._eof:
@@ -573,8 +579,8 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
     def _block_too_large(self, end, block_name):
         # What _wait_for_block refuses of a block still incomplete, refused once it is
         # whole, so that the limit does not depend on how the bytes were split.
-        return HTTPInputError('%s of %d bytes is larger than max_header_size (%d bytes)'
-                              % (block_name, end, self.max_header_size))
+        return HeaderTooLargeError('%s of %d bytes is larger than max_header_size (%d bytes)'
+                                   % (block_name, end, self.max_header_size))
 
     def _headers(self, lines, block_name):
         if len(lines) > self.max_header_lines:
