@@ -490,6 +490,9 @@ class HTTP1Connection(object):
 
     # -- Tornado 5.1's HTTPConnection interface ----------------------------------------------
 
+    # 5.1's name, shared with its client side (http1connection): it reads the peer's message.
+    read_response = read_request
+
     def set_body_timeout(self, timeout):
         """Seconds this request's body may take to arrive (from headers_received)."""
         self._body_timeout = timeout

@@ -333,6 +333,20 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
         self._body_to_send = to_send
         return head[:-2] + latin1_bytes(framing) + b'\r\n\r\n'
 
+    def expect_response(self, method='GET'):
+        """Read the response to a request that was sent without this protocol (bytes
+        written to the stream by hand), as the response to a `method` request.
+
+        Raises:
+            ValueError: a request is already outstanding, or the connection is closed.
+        """
+        if self._state is not AWAITING_REQUEST or self._eof or self._error is not None:
+            raise ValueError('a response can be expected only on an open connection with no '
+                             'request outstanding')
+        self._method = native_str(method)
+        self._keep_alive = True
+        self._state = TRANSITIONS[self._state][SEND_REQUEST]
+
     def send_body_data(self, data):
         """The bytes that send `data` (bytes), the next piece of the body.
 
