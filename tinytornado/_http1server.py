@@ -20,7 +20,7 @@ from __future__ import absolute_import, division, print_function
 import collections
 import re
 
-from tinytornado._compat import latin1_bytes, native_str
+from tinytornado._compat import PY2, latin1_bytes, native_str
 from tinytornado._http1parser import (
     LAST_CHUNK, ChunkedBodyReader, FedBytes, ReceiveBuffer, asks_to_close, check_framing,
     content_length, format_chunk, parse_fields, split_fields,
@@ -271,7 +271,7 @@ class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
             raise RuntimeError('a response head can be sent once per request, after its head')
         self._response_started = True
         lines = ['HTTP/1.1 %d %s' % (code, reason or responses.get(code, 'Unknown'))]
-        lines.extend('%s: %s' % pair for pair in headers.get_all())
+        lines.extend(_field_lines(headers.get_all()))
         if head.method == 'HEAD' or code in _BODYLESS_CODES:
             self._to_send = 0
         elif 'Transfer-Encoding' in headers:  # the application frames the body itself
@@ -427,6 +427,18 @@ def _headers(lines, max_header_lines):
         for value in values[name]:
             headers.add(name, value)
     return headers, values
+
+
+if PY2:
+    def _field_lines(fields):
+        """'Name: value' lines of native strs: on 2.7 a name or value may be unicode (a web
+        handler's), which mixed with bytes beyond ASCII would fail, and would make the
+        head unicode."""
+        return ['%s: %s' % (native_str(name), native_str(value)) for name, value in fields]
+else:
+    def _field_lines(fields):
+        """'Name: value' lines."""
+        return ['%s: %s' % pair for pair in fields]
 
 
 def _response_length(values):

@@ -532,7 +532,12 @@ class HTTP1Connection(object):
         (Tornado 5.1's, deprecated) is given."""
         if self.stream is None or self.stream.closed():
             return self._closed_write()
-        data = self._protocol.send_response_head(start_line.code, start_line.reason, headers)
+        try:
+            data = self._protocol.send_response_head(start_line.code, start_line.reason,
+                                                     headers)
+        except Exception:
+            self.stream.close()  # no head can follow a refused one: the client must not wait
+            raise
         if chunk:
             data += self._frame(chunk)
         return self._write(data, callback)
