@@ -262,39 +262,31 @@ def test_a_head_that_does_not_come_in_header_timeout_closes_quietly(io_loop, str
     assert logged(caplog) == []
 
 
-def test_a_body_that_does_not_come_in_body_timeout_is_logged(io_loop, stream_pair, caplog):
+@pytest.mark.parametrize('limit, response, message', [
+    (lambda connection: connection.set_body_timeout(0.05),
+     b'HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf', 'Timeout reading body from None'),
+    (lambda connection: connection.set_max_body_size(4),
+     b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n',
+     'Malformed HTTP message from None: response body too large: more than max_body_size '
+     '(4 bytes)'),
+], ids=['body_timeout', 'max_body_size'])
+def test_a_limit_set_for_one_response_closes_it_and_is_logged(io_loop, stream_pair, caplog,
+                                                               limit, response, message):
     caplog.set_level(logging.INFO, logger='tornado.general')
 
     @gen.coroutine
     def main():
         client, server = yield stream_pair()
         connection = HTTP1Connection(client, True)
-        connection.set_body_timeout(0.05)
-        server.write(b'HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf')
+        limit(connection)
+        server.write(response)
         recorder = Recorder()
         read_whole = yield connection.read_response(recorder)
-        raise gen.Return((read_whole, client.closed(), recorder.body, recorder.closed))
+        raise gen.Return((read_whole, client.closed(), recorder.closed))
 
-    assert run(io_loop, main) == (False, True, b'half', True)
-    assert logged(caplog) == ['Timeout reading body from None']
-
-
-def test_set_max_body_size_limits_a_chunked_body(io_loop, stream_pair, caplog):
-    caplog.set_level(logging.INFO, logger='tornado.general')
-
-    @gen.coroutine
-    def main():
-        client, server = yield stream_pair()
-        connection = HTTP1Connection(client, True)
-        connection.set_max_body_size(4)
-        server.write(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'
-                     b'3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n')
-        read_whole = yield connection.read_response(Recorder())
-        raise gen.Return(read_whole)
-
-    assert run(io_loop, main) is False
-    assert logged(caplog) == ['Malformed HTTP message from None: response body too large: '
-                              'more than max_body_size (4 bytes)']
+    # on_connection_close: its head was read, its body was not.
+    assert run(io_loop, main) == (False, True, True)
+    assert logged(caplog) == [message]
 
 
 def test_the_close_callback_runs_if_the_peer_leaves_first(io_loop, stream_pair):

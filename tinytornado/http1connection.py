@@ -237,13 +237,9 @@ class HTTP1Connection(HTTPConnection):
     def _decoder(self, headers):
         """A ContentDecoder if `decompress` is on and the body is encoded (the
         Content-Encoding then moves to X-Consumed-Content-Encoding, as in 5.1), else None."""
-        encoding = headers.get('Content-Encoding')
-        if (not self.params.decompress or encoding is None or
-                encoding.strip().lower() not in ContentDecoder.ENCODINGS):
+        if not self.params.decompress:
             return None
-        headers.add('X-Consumed-Content-Encoding', encoding)
-        del headers['Content-Encoding']
-        return ContentDecoder(encoding, self._max_body_size)
+        return ContentDecoder.for_body(headers, self._max_body_size)
 
     @gen.coroutine
     def _deliver(self, delegate, data):

@@ -375,13 +375,9 @@ class HTTP1Connection(object):
     def _decoder(self, headers):
         """A ContentDecoder for the body if decompress is on and it is encoded (the
         Content-Encoding then moves to X-Consumed-Content-Encoding, as in 5.1), else None."""
-        encoding = headers.get('Content-Encoding')
-        if (not self.params.decompress or encoding is None or
-                encoding.strip().lower() not in ContentDecoder.ENCODINGS):
+        if not self.params.decompress:
             return None
-        headers.add('X-Consumed-Content-Encoding', encoding)
-        del headers['Content-Encoding']
-        return ContentDecoder(encoding, self._protocol.max_body_size or sys.maxsize)
+        return ContentDecoder.for_body(headers, self._protocol.max_body_size or sys.maxsize)
 
     @gen.coroutine
     def _next_event(self, may_continue=False):

@@ -645,6 +645,19 @@ class ContentDecoder(object):
 
     ENCODINGS = frozenset(['gzip', 'x-gzip', 'deflate'])
 
+    @classmethod
+    def for_body(cls, headers, max_size):
+        """A decoder for the body of the message of `headers` (HTTPHeaders) if its
+        Content-Encoding is one of ENCODINGS, else None. The Content-Encoding then moves
+        to X-Consumed-Content-Encoding, as Tornado 5.1's server and client connections
+        moved it: the body handed on is decoded."""
+        encoding = headers.get('Content-Encoding')
+        if encoding is None or encoding.strip().lower() not in cls.ENCODINGS:
+            return None
+        headers.add('X-Consumed-Content-Encoding', encoding)
+        del headers['Content-Encoding']
+        return cls(encoding, max_size)
+
     def __init__(self, encoding, max_size):
         self.encoding = encoding.strip().lower()
         if self.encoding not in self.ENCODINGS:
