@@ -1075,7 +1075,7 @@ BAD_INPUT = {
         'decoded body is larger than max_size \\(100000 bytes\\)'),
     'content_length_over_max_body_size': (
         reply(response_bytes(b'x' * 1001)), {'max_body_size': 1000}, HTTPInputError,
-        'Content-Length 1001 is larger than max_body_size \\(1000 bytes\\)'),
+        'Content-Length too long: 1001 is larger than max_body_size \\(1000 bytes\\)'),
     'chunked_body_over_max_body_size': (
         reply(CHUNKED + b'3e9\r\n' + b'x' * 1001 + b'\r\n0\r\n\r\n'), {'max_body_size': 1000},
         HTTPInputError, 'body is larger than max_body_size \\(1000 bytes\\)'),

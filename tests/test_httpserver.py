@@ -12,6 +12,7 @@ import pytest
 
 from net_helpers import run, tls_files, unix_socket_path  # noqa: F401
 from tinytornado import gen
+from tinytornado._compat import native_str
 from tinytornado.concurrent import Future
 from tinytornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tinytornado.httpserver import HTTPServer
@@ -311,7 +312,10 @@ def test_writing_more_or_less_than_content_length_fails_and_closes(io_loop, star
                       'Tried to write 1 bytes less than Content-Length']
 
 
-def test_header_with_newline_is_refused(io_loop, start_server):
+@pytest.mark.parametrize('closes_it', [True, False])
+def test_header_with_newline_is_refused(io_loop, start_server, closes_it):
+    # Without the application closing the connection, the refusal closes it: nothing can
+    # follow a refused head, and the client must not wait for it.
     errors = []
 
     def callback(request):
@@ -319,10 +323,24 @@ def test_header_with_newline_is_refused(io_loop, start_server):
             respond(request, b'x', headers={'X-Bad': 'a\r\nSet-Cookie: evil=1'})
         except ValueError as e:
             errors.append(e)
-            request.connection.close()
+            if closes_it:
+                request.connection.close()
     _, port = start_server(callback)
     data = run(io_loop, lambda: raw_exchange(port, b'GET / HTTP/1.1\r\n\r\n'))
     assert data == b'' and len(errors) == 1
+
+
+def test_header_text_and_bytes_go_out_as_latin1(io_loop, start_server):
+    # On 2.7 a web handler's header names are unicode, and its values may be bytes beyond
+    # ASCII (5.1 sent those as they were): mixing the two must not fail.
+    def callback(request):
+        respond(request, b'x', headers={u'X-Name': native_str(b'caf\xe9'),
+                                        'X-Text': u'caf\xe9'})
+    _, port = start_server(callback)
+    request = b'GET / HTTP/1.1\r\nConnection: close\r\n\r\n'
+    data = run(io_loop, lambda: raw_exchange(port, request))
+    head = data.split(b'\r\n\r\n')[0].split(b'\r\n')
+    assert b'X-Name: caf\xe9' in head and b'X-Text: caf\xe9' in head
 
 
 # -- request bodies ---------------------------------------------------------------------------

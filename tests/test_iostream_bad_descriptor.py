@@ -92,3 +92,38 @@ def test_a_legacy_read_after_reads_raises_the_descriptor_error_inline(io_loop, s
     peer.write(b'a')
     assert io_loop.run_sync(lambda: first, timeout=5) == b'a'
     _assert_a_legacy_read_raises_ebadf(stream)
+
+
+def test_a_loop_closed_with_all_fds_leaves_the_stream_no_number_to_close_twice():
+    # AsyncTestCase's tearDown closes its loop with all_fds=True, streams still open (a
+    # test that failed midway). The stream's number may then go to a new socket: the
+    # stream, closed later (or collected), must not close that socket's descriptor.
+    from tinytornado.ioloop import IOLoop
+    from tinytornado.iostream import IOStream
+    from tinytornado.netutil import bind_sockets
+    [listener] = bind_sockets(0, '127.0.0.1')
+    loop = IOLoop()
+    loop.make_current()
+    client = socket.socket()
+    try:
+        client.connect(listener.getsockname())
+        connection, _ = listener.accept()
+        stream = IOStream(connection)
+        number = stream.fileno()
+        stream.read_bytes(1)  # pending: the stream is watched by the loop
+        loop.close(all_fds=True)
+    finally:
+        IOLoop.clear_current()
+    newcomers = []  # new sockets, until one has the stream's old number
+    try:
+        while number not in [sock.fileno() for sock in newcomers] and len(newcomers) < 20:
+            newcomers.append(socket.socket())
+        assert newcomers[-1].fileno() == number
+        stream.close()
+        for sock in newcomers:
+            os.fstat(sock.fileno())  # EBADF had the stream closed one
+    finally:
+        for sock in newcomers:
+            sock.close()
+        client.close()
+        listener.close()

@@ -69,6 +69,7 @@ LAYER_ORDER = [
     ('_http1server', ['httputil']),
     ('_httpserver_legacy', []),  # write's callback=, which httpserver hands it.
     ('httpserver', ['tcpserver', '_http1server', '_httpserver_legacy']),
+    ('http1connection', ['httpserver']),  # 5.1's module: the server's, and a client side.
     ('_urlspec', ['escape', 'util']),  # web's routes
     ('_web_legacy', ['gen']),  # @asynchronous, re-exported by web at its end.
     ('_signedvalue', ['escape']),  # web's secure cookies

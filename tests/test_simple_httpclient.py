@@ -6,6 +6,8 @@ The server is test_httpclient's `CannedServer` (``servers``), on the test's loop
 """
 from __future__ import absolute_import, division, print_function
 
+import logging
+
 import pytest
 
 from test_httpclient import (  # noqa: F401  (fixtures, found by pytest under their names)
@@ -14,6 +16,7 @@ from test_httpclient import (  # noqa: F401  (fixtures, found by pytest under th
 from tinytornado import httpclient, simple_httpclient
 from tinytornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPError
 from tinytornado.httputil import HTTPInputError, NoResponseError
+from tinytornado.iostream import UnsatisfiableReadError
 from tinytornado.simple_httpclient import (
     HTTPStreamClosedError, HTTPTimeoutError, SimpleAsyncHTTPClient,
 )
@@ -138,6 +141,45 @@ def test_a_response_that_cannot_be_read_is_5_1s_stream_closed_error(clients, ser
     assert isinstance(caught, HTTPInputError) and message in str(caught)
     response = yield client.fetch(server.url(), raise_error=False)
     assert response.code == 599 and response.error.__class__ is caught.__class__
+
+
+@pytest.mark.parametrize('data, logged', [
+    (response_bytes(b'x' * 1001), 'Malformed HTTP message from None: Content-Length too long: '
+     '1001 is larger than max_body_size (1000 bytes)'),
+    (response_bytes(headers=['X-Big: ' + 'a' * 2000]),
+     'Unsatisfiable read, closing connection: response head of '),
+    (b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello',
+     'Malformed HTTP message from None: Response with both Transfer-Encoding and '
+     'Content-Length'),
+], ids=['body', 'head', 'chunked-with-length'])
+def test_a_response_that_cannot_be_read_is_logged_in_5_1s_words(clients, servers, caplog,
+                                                                data, logged):
+    # 5.1's MaxBodySizeTest, MaxHeaderSizeTest and ChunkedWithContentLengthTest look for
+    # these messages (their first words) on tornado.general.
+    caplog.set_level(logging.INFO, logger='tornado.general')
+    server = servers([reply(data)])
+    response = yield clients(max_body_size=1000, max_header_size=1024).fetch(
+        server.url(), raise_error=False)
+    assert response.code == 599
+    [message] = [record.getMessage() for record in caplog.records
+                 if record.name == 'tornado.general']
+    assert message.startswith(logged)
+
+
+def test_a_head_over_max_header_size_is_5_1s_unsatisfiable_read(clients, servers):
+    server = servers([reply(response_bytes(headers=['X-Big: ' + 'a' * 2000]))])
+    with pytest.raises(UnsatisfiableReadError) as caught:
+        yield clients(max_header_size=1024).fetch(server.url())
+    assert isinstance(caught.value, HTTPStreamClosedError) and caught.value.code == 599
+    assert 'larger than max_header_size (1024 bytes)' in str(caught.value)
+
+
+def test_no_response_is_not_logged(clients, servers, caplog):
+    caplog.set_level(logging.INFO, logger='tornado.general')
+    server = servers([close_without_reply])
+    response = yield clients().fetch(server.url(), raise_error=False)
+    assert isinstance(response.error, NoResponseError)
+    assert [record for record in caplog.records if record.name == 'tornado.general'] == []
 
 
 def test_no_response_is_5_1s_stream_closed_error_too(clients, servers):

@@ -3,6 +3,7 @@ from __future__ import absolute_import, division, print_function
 import logging
 import os
 import socket
+import ssl
 import subprocess
 import sys
 
@@ -246,6 +247,40 @@ def test_tls_server_survives_a_client_that_does_not_speak_tls(io_loop, caplog):
     assert any('handshake' in r.getMessage() for r in caplog.records
                if r.name == 'tornado.general')
     server.stop()
+
+
+def test_ssl_options_without_a_certfile_is_5_1s_key_error():
+    with pytest.raises(KeyError) as caught:
+        TCPServer(ssl_options={'keyfile': '/__missing__.key'})
+    assert 'missing key "certfile" in ssl_options' in str(caught.value)
+
+
+@pytest.mark.parametrize('missing', ['certfile', 'keyfile'])
+def test_ssl_files_that_do_not_exist_are_5_1s_value_error(missing):
+    files = tls_files()
+    ssl_options = {'certfile': files.server_cert, 'keyfile': files.server_key}
+    ssl_options[missing] = '/__missing__/' + missing
+    with pytest.raises(ValueError) as caught:
+        TCPServer(ssl_options=ssl_options)
+    assert str(caught.value) == '%s "/__missing__/%s" does not exist' % (missing, missing)
+
+
+def test_an_unusable_key_fails_when_the_server_starts_listening(tmpdir):
+    # Made, the server has only checked that its files exist (as 5.1 did: its own tests
+    # make one with a key that OpenSSL now refuses); it loads them before it accepts any
+    # connection, so that a bad certificate or key is never a first client's error.
+    files = tls_files()
+    bad_key = tmpdir.join('bad.key')
+    bad_key.write('not a key')
+    server = EchoServer(ssl_options={'certfile': files.server_cert, 'keyfile': str(bad_key)})
+    sockets = bind_sockets(0, '127.0.0.1')
+    try:
+        with pytest.raises(ssl.SSLError):
+            server.add_sockets(sockets)
+        assert server._sockets == {}
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from __future__ import absolute_import, division, print_function
 import collections
 import re
 
-from tinytornado._compat import latin1_bytes, native_str
+from tinytornado._compat import PY2, latin1_bytes, native_str
 from tinytornado._http1parser import (
     LAST_CHUNK, ChunkedBodyReader, FedBytes, ReceiveBuffer, asks_to_close, check_framing,
     content_length, format_chunk, parse_fields, split_fields,
@@ -274,9 +274,7 @@ class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
         # The headers' own dict, read by the normalized names (what each name below is):
         # the mapping's methods would normalize each name again, on every response.
         values = headers._values
-        for name in headers._names:
-            for value in values[name]:
-                lines.append('%s: %s' % (name, value))
+        lines.extend(_field_lines(headers._names, values))
         if head.method == 'HEAD' or code in _BODYLESS_CODES:
             self._to_send = 0
         elif 'Transfer-Encoding' in values:  # the application frames the body itself
@@ -433,6 +431,19 @@ def _headers(lines, max_header_lines):
     # One dict for both: the protocol reads `values` (framing, Expect, Connection) before
     # the application is handed the headers, and never after.
     return HTTPHeaders._adopt(names, values), values
+
+
+if PY2:
+    def _field_lines(names, values):
+        """'Name: value' lines of native strs: on 2.7 a name or value may be unicode (a web
+        handler's), which mixed with bytes beyond ASCII would fail, and would make the
+        head unicode."""
+        return ['%s: %s' % (native_str(name), native_str(value))
+                for name in names for value in values[name]]
+else:
+    def _field_lines(names, values):
+        """'Name: value' lines, a name's values in the order they were added."""
+        return ['%s: %s' % (name, value) for name in names for value in values[name]]
 
 
 def _response_length(values):

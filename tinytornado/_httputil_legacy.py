@@ -174,6 +174,13 @@ def parse_body_arguments(content_type, body, arguments, files, headers=None):
         gen_log.warning('Unsupported Content-Encoding: %s', headers['Content-Encoding'])
         return
     if content_type.startswith('application/x-www-form-urlencoded'):
+        try:
+            # Bytes beyond ASCII should have been percent-encoded; a body that is not even
+            # UTF-8 is refused, as Tornado 5.1 refused it on Python 3.
+            body.decode('utf-8')
+        except UnicodeDecodeError as e:
+            gen_log.warning('Invalid x-www-form-urlencoded body: %s', e)
+            return
         for name, values in _parse_qs_bytes(native_str(body)).items():
             arguments.setdefault(name, []).extend(values)
     elif content_type.startswith('multipart/form-data'):

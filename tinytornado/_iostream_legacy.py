@@ -220,6 +220,10 @@ class _FdHooks(object):
     def fileno(self):
         return self._stream.fileno()
 
+    def close(self):
+        """What IOLoop.close(all_fds=True) calls: the subclass's close_fd."""
+        self._stream.close_fd()
+
     def recv(self, size):
         buf = bytearray(size)
         return memoryview(buf)[:self.recv_into(buf)].tobytes()

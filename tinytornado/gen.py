@@ -45,6 +45,7 @@ import functools
 import sys
 import types
 import warnings
+import weakref
 
 from tinytornado._compat import (
     ENDED_FRAMES_KEEP_CALLER, clear_frame, exc_clear, throw_exc_info, with_traceback,
@@ -863,7 +864,32 @@ def engine(func):
         # caller's stack context: a test that called stop() there still sees it.
         future.add_done_callback(
             lambda done: io_loop._run_callback(_check_engine_outcome, (done,)))
+    _ENGINE_STARTS[wrapper] = start
     return wrapper
+
+
+# Each gen.engine function -> what runs it to a Future (see engine_as_coroutine).
+_ENGINE_STARTS = weakref.WeakKeyDictionary()
+
+
+def engine_as_coroutine(func):
+    """`func` as a function that returns a Future, if it is a gen.engine function (that
+    very function, not one wrapped around it), else None.
+
+    For web's @asynchronous, so that a handler's failing @gen.engine method ends in an
+    error response, as Tornado 5.1's stack context made it: the Future fails with the
+    method's exception (ReturnValueIgnoredError if it returned a value).
+    """
+    start = _ENGINE_STARTS.get(func)
+    if start is None:
+        return None
+
+    @coroutine
+    def as_coroutine(*args, **kwargs):
+        future = start(*args, **kwargs)
+        yield future
+        _check_engine_outcome(future)
+    return as_coroutine
 
 
 def _check_engine_outcome(future):

@@ -29,8 +29,8 @@ from tinytornado import gen
 from tinytornado._compat import overrides, text_type
 from tinytornado._configurable import Configurable
 from tinytornado._http1connection import (
-    Exchange, HTTPInputClientError, NoResponseClientError, RecordedExchange, client_error,
-    data_at_close,
+    Exchange, HeaderTooLargeClientError, HTTPInputClientError, NoResponseClientError,
+    RecordedExchange, client_error, data_at_close,
 )
 from tinytornado._httperrors import HTTPClientError, HTTPStreamClosedError, HTTPTimeoutError
 from tinytornado._httppool import ConnectionPool, SlotWaiter
@@ -48,7 +48,7 @@ from tinytornado.tcpclient import TCPClient
 __all__ = [
     'AsyncHTTPClient', 'HTTPClient', 'HTTPRequest', 'HTTPResponse', 'HTTPClientError',
     'HTTPError', 'HTTPTimeoutError', 'HTTPStreamClosedError', 'HTTPInputClientError',
-    'NoResponseClientError',
+    'NoResponseClientError', 'HeaderTooLargeClientError',
 ]
 
 _DEFAULT_MAX_BUFFER_SIZE = 100 * 1024 * 1024  # Tornado's; also the default max_body_size
@@ -391,8 +391,10 @@ class AsyncHTTPClient(Configurable):
         (malformed, cut short, over max_header_size or max_body_size) fails it with an
         HTTPInputClientError: both an httputil.HTTPInputError that says what was wrong
         and, as in Tornado 5.1, an HTTPStreamClosedError (code 599); NoResponseClientError
-        if the connection closed before the response began. With ``raise_error=False``
-        every outcome is a response, code 599 when there was none. Cancelling the Future
+        if the connection closed before the response began; HeaderTooLargeClientError
+        (also 5.1's iostream.UnsatisfiableReadError) for a head over max_header_size.
+        With ``raise_error=False`` every outcome is a response, code 599 when there was
+        none. Cancelling the Future
         abandons the request and closes its connection.
 
         `callback` (deprecated, as in Tornado 5.1) is called on the loop with the

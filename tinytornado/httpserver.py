@@ -423,13 +423,9 @@ class HTTP1Connection(object):
     def _decoder(self, headers):
         """A ContentDecoder for the body if decompress is on and it is encoded (the
         Content-Encoding then moves to X-Consumed-Content-Encoding, as in 5.1), else None."""
-        encoding = headers.get('Content-Encoding')
-        if (not self.params.decompress or encoding is None or
-                encoding.strip().lower() not in ContentDecoder.ENCODINGS):
+        if not self.params.decompress:
             return None
-        headers.add('X-Consumed-Content-Encoding', encoding)
-        del headers['Content-Encoding']
-        return ContentDecoder(encoding, self._protocol.max_body_size or sys.maxsize)
+        return ContentDecoder.for_body(headers, self._protocol.max_body_size or sys.maxsize)
 
     def _event(self, may_continue=False):
         """A Future of the protocol's next event: already done when the bytes it needs
@@ -544,6 +540,9 @@ class HTTP1Connection(object):
 
     # -- Tornado 5.1's HTTPConnection interface ----------------------------------------------
 
+    # 5.1's name, shared with its client side (http1connection): it reads the peer's message.
+    read_response = read_request
+
     def set_body_timeout(self, timeout):
         """Seconds this request's body may take to arrive (from headers_received)."""
         self._body_timeout = timeout
@@ -583,7 +582,12 @@ class HTTP1Connection(object):
         (Tornado 5.1's, deprecated) is given."""
         if self.stream is None or self.stream.closed():
             return self._closed_write()
-        data = self._protocol.send_response_head(start_line.code, start_line.reason, headers)
+        try:
+            data = self._protocol.send_response_head(start_line.code, start_line.reason,
+                                                     headers)
+        except Exception:
+            self.stream.close()  # no head can follow a refused one: the client must not wait
+            raise
         if chunk:
             data += self._frame(chunk)
         return self._write(data, callback)

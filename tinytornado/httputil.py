@@ -44,7 +44,8 @@ from tinytornado._http1state import (
 )
 
 __all__ = [
-    'HTTPHeaders', 'HTTPInputError', 'NoResponseError', 'HTTP1ClientProtocol',
+    'HTTPHeaders', 'HTTPInputError', 'NoResponseError', 'HeaderTooLargeError',
+    'HTTP1ClientProtocol',
     'InformationalResponse', 'ResponseHead', 'BodyData', 'EndOfMessage', 'ConnectionClosed',
     'NEED_DATA', 'PAUSED', 'ContentDecoder', 'url_concat', 'qs_to_qsl', 'format_timestamp',
     'parse_cookie', 'RequestStartLine', 'parse_request_start_line', 'ResponseStartLine',
@@ -71,6 +72,10 @@ class NoResponseError(HTTPInputError):
     On a reused keep-alive connection this usually means the server had already timed the
     connection out, so an idempotent request may safely be sent again on a new one.
     """
+
+
+class HeaderTooLargeError(HTTPInputError):
+    """A response head, trailer block or chunk-size line larger than max_header_size."""
 
 
 class HTTPOutputError(Exception):
@@ -333,6 +338,20 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
         self._body_to_send = to_send
         return head[:-2] + latin1_bytes(framing) + b'\r\n\r\n'
 
+    def expect_response(self, method='GET'):
+        """Read the response to a request that was sent without this protocol (bytes
+        written to the stream by hand), as the response to a `method` request.
+
+        Raises:
+            ValueError: a request is already outstanding, or the connection is closed.
+        """
+        if self._state is not AWAITING_REQUEST or self._eof or self._error is not None:
+            raise ValueError('a response can be expected only on an open connection with no '
+                             'request outstanding')
+        self._method = native_str(method)
+        self._keep_alive = True
+        self._state = TRANSITIONS[self._state][SEND_REQUEST]
+
     def send_body_data(self, data):
         """The bytes that send `data` (bytes), the next piece of the body.
 
@@ -453,7 +472,7 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
         if 'Transfer-Encoding' in values and length is not None:
             # RFC 9112 6.3: a sign of response splitting, to be handled as an error (and
             # Tornado 5.1 refuses it too), not resolved in favour of chunked as h11 does.
-            raise HTTPInputError('response has both Transfer-Encoding and Content-Length')
+            raise HTTPInputError('Response with both Transfer-Encoding and Content-Length')
         if (minor == '0' or asks_to_close(values.get('Connection')) or
                 self._body_to_send is not None):
             self._keep_alive = False
@@ -545,8 +564,9 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
         """NEED_DATA while a head, trailer block or chunk-size line can still come whole."""
         size = len(self._received)
         if size > self.max_header_size:
-            raise HTTPInputError('%s of more than %d bytes is larger than max_header_size '
-                                 '(%d bytes)' % (block_name, size - 1, self.max_header_size))
+            raise HeaderTooLargeError(
+                '%s of more than %d bytes is larger than max_header_size (%d bytes)'
+                % (block_name, size - 1, self.max_header_size))
         if self._state is READING_CHUNK_SIZE or self._state is READING_TRAILERS:
             return self._need_body_data()
         if self._eof:
@@ -578,8 +598,8 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
     def _block_too_large(self, end, block_name):
         # What _wait_for_block refuses of a block still incomplete, refused once it is
         # whole, so that the limit does not depend on how the bytes were split.
-        return HTTPInputError('%s of %d bytes is larger than max_header_size (%d bytes)'
-                              % (block_name, end, self.max_header_size))
+        return HeaderTooLargeError('%s of %d bytes is larger than max_header_size (%d bytes)'
+                                   % (block_name, end, self.max_header_size))
 
     def _headers(self, lines, block_name):
         if len(lines) > self.max_header_lines:
@@ -629,6 +649,19 @@ class ContentDecoder(object):
     """
 
     ENCODINGS = frozenset(['gzip', 'x-gzip', 'deflate'])
+
+    @classmethod
+    def for_body(cls, headers, max_size):
+        """A decoder for the body of the message of `headers` (HTTPHeaders) if its
+        Content-Encoding is one of ENCODINGS, else None. The Content-Encoding then moves
+        to X-Consumed-Content-Encoding, as Tornado 5.1's server and client connections
+        moved it: the body handed on is decoded."""
+        encoding = headers.get('Content-Encoding')
+        if encoding is None or encoding.strip().lower() not in cls.ENCODINGS:
+            return None
+        headers.add('X-Consumed-Content-Encoding', encoding)
+        del headers['Content-Encoding']
+        return cls(encoding, max_size)
 
     def __init__(self, encoding, max_size):
         self.encoding = encoding.strip().lower()

@@ -553,7 +553,10 @@ class BaseIOStream(object):
         elif self._interest:
             self.io_loop.update_handler(self._fileno, events)
         else:
-            self.io_loop.add_handler(self._fileno, self._handle_events, events)
+            # The socket object, not its number: IOLoop.close(all_fds=True) (every
+            # AsyncTestCase's tearDown) closes it through it, so that the stream's own
+            # close later cannot close the number again once another file has it.
+            self.io_loop.add_handler(self.socket, self._handle_events, events)
         self._interest = events
 
     def _handle_events(self, fd, events):

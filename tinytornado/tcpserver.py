@@ -9,6 +9,7 @@ and the server goes on serving the others. A Unix socket listens as a TCP one do
 from __future__ import absolute_import, division, print_function
 
 import errno
+import os
 import socket
 import ssl
 import sys
@@ -43,15 +44,19 @@ class TCPServer(object):
 
     Args:
         ssl_options: an ssl.SSLContext or a dict with certfile (and keyfile...: see
-            netutil.ssl_options_to_context) to serve TLS; checked here, not at the
-            first connection.
+            netutil.ssl_options_to_context) to serve TLS. A dict's files are checked
+            here, as Tornado 5.1 checked them (KeyError without a certfile, ValueError
+            for a file that does not exist), and loaded when the server starts
+            listening (`add_sockets`): an unusable certificate or key fails that call,
+            never the first connection.
         max_buffer_size, read_chunk_size: passed to each stream.
     """
 
     def __init__(self, ssl_options=None, max_buffer_size=None, read_chunk_size=None):
-        self.ssl_options = None
-        if ssl_options is not None:
-            self.ssl_options = ssl_options_to_context(ssl_options, server_side=True)
+        self.ssl_options = ssl_options
+        self._ssl_context = None  # made from ssl_options when the server starts listening
+        if isinstance(ssl_options, dict):
+            _check_ssl_files(ssl_options)
         self.max_buffer_size = max_buffer_size
         self.read_chunk_size = read_chunk_size
         self._sockets = {}  # fileno -> listening socket
@@ -66,6 +71,8 @@ class TCPServer(object):
 
     def add_sockets(self, sockets):
         """Accept connections on these listening sockets (from bind_sockets, say)."""
+        if self.ssl_options is not None and self._ssl_context is None:
+            self._ssl_context = ssl_options_to_context(self.ssl_options, server_side=True)
         for sock in sockets:
             self._sockets[sock.fileno()] = sock
             self._stop_accepting[sock.fileno()] = add_accept_handler(
@@ -122,9 +129,9 @@ class TCPServer(object):
         raise NotImplementedError()
 
     def _handle_connection(self, connection, address):
-        if self.ssl_options is not None:
+        if self._ssl_context is not None:
             try:
-                connection = ssl_wrap_socket(connection, self.ssl_options, server_side=True,
+                connection = ssl_wrap_socket(connection, self._ssl_context, server_side=True,
                                              do_handshake_on_connect=False)
             except (ssl.SSLError, socket.error) as e:
                 close_socket(connection)
@@ -154,3 +161,12 @@ class TCPServer(object):
         app_log.error('Exception in callback handle_stream for %r; closing the connection',
                       address, exc_info=exc_info)
         stream.close()
+
+
+def _check_ssl_files(ssl_options):
+    """Tornado 5.1's checks of a dict of a server's ssl_options, in its words."""
+    if 'certfile' not in ssl_options:
+        raise KeyError('missing key "certfile" in ssl_options')
+    for name in ('certfile', 'keyfile'):
+        if name in ssl_options and not os.path.exists(ssl_options[name]):
+            raise ValueError('%s "%s" does not exist' % (name, ssl_options[name]))
