@@ -17,8 +17,9 @@ the first line of its error.
 only the sdist's own dependencies (`futures`, `backports_abc` on 2.7).
 
 Each module runs in a child process of its own (`--child`), so a crash or a hang in one
-costs only that module; a test that runs longer than `--test-timeout` seconds is stopped
-with SIGALRM and counted as an error.
+costs only that module; an exception that escapes a test's run is that test's error; a
+test that runs longer than `--test-timeout` seconds is stopped with SIGALRM and counted
+as an error.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -238,6 +239,10 @@ def _with_alarm(suite, seconds):
                 test(result)
             except _TestTookTooLong as error:
                 result.addError(test, (type(error), error, None))
+            except Exception:
+                # An error that escaped the test's own run (AsyncTestCase re-raises one the
+                # loop caught after tearDown): that test's error, not the module's crash.
+                result.addError(test, sys.exc_info())
             finally:
                 signal.alarm(0)
         yield run

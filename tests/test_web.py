@@ -398,7 +398,7 @@ def test_url_spec_reverse_and_match():
 
 @pytest.mark.parametrize('setting, missing', [
     ('xsrf_cookies', 'XSRF protection'), ('template_path', 'templates'),
-    ('ui_modules', 'UI modules'), ('compress_response', 'response compression'),
+    ('ui_modules', 'UI modules'), ('autoreload', 'autoreload'),
 ])
 def test_settings_needing_what_is_missing_fail_at_once(setting, missing):
     with pytest.raises(NotImplementedError) as caught:

@@ -9,9 +9,12 @@ or one decorated with `asynchronous` that finishes the response from a callback.
 `StaticFileHandler` serves a directory (the ``static_path`` setting serves it under
 ``/static/``, and `RequestHandler.static_url` names its files with a ``?v=`` hash).
 
-Templates, websockets, auth, locale, XSRF, UI modules and response compression are not
-here: `render`, `render_string`, `xsrf_form_html` and `locale`, and the settings that need
-them, fail at once with an error naming what is missing (README, differences).
+The ``compress_response`` setting (``gzip``, its old name) gzips responses: the
+`GZipContentEncoding` transform (_transforms), which Application's `transforms` may replace.
+
+Templates, websockets, auth, locale, XSRF and UI modules are not here: `render`,
+`render_string`, `xsrf_form_html` and `locale`, and the settings that need them, fail at
+once with an error naming what is missing (README, differences).
 """
 from __future__ import absolute_import, division, print_function
 
@@ -36,6 +39,7 @@ from tinytornado._compat import native_str as header_str
 from tinytornado._signedvalue import (
     create_signed_value, decode_signed_value, get_signature_key_version,
 )
+from tinytornado._transforms import GZipContentEncoding, OutputTransform
 from tinytornado._urlspec import URLSpec, url
 from tinytornado.concurrent import Future
 from tinytornado.escape import json_encode, native_str, to_unicode, utf8
@@ -47,6 +51,7 @@ __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
     'Finish', 'RedirectHandler', 'ErrorHandler', 'StaticFileHandler', 'asynchronous',
     'authenticated', 'addslash', 'removeslash', 'create_signed_value', 'decode_signed_value',
+    'OutputTransform', 'GZipContentEncoding',
 ]
 
 # What tinytornado does not have, and the settings that would need it.
@@ -54,7 +59,6 @@ _MISSING_SETTINGS = {
     'xsrf_cookies': 'XSRF protection', 'template_path': 'templates',
     'template_loader': 'templates', 'template_whitespace': 'templates',
     'ui_modules': 'UI modules', 'ui_methods': 'UI modules', 'autoreload': 'autoreload',
-    'compress_response': 'response compression', 'gzip': 'response compression',
 }
 
 
@@ -123,6 +127,7 @@ class RequestHandler(object):
         self._headers_written = False
         self._finished = False
         self._auto_finish = True
+        self._transforms = []  # the OutputTransforms of this request, given by _execute
         self._new_cookie = http_cookies.SimpleCookie()  # kept by clear(), as in 5.1
         self.path_args = None
         self.path_kwargs = None
@@ -382,6 +387,9 @@ class RequestHandler(object):
         self._write_buffer = []
         if not self._headers_written:
             self._headers_written = True
+            for transform in self._transforms:
+                self._status_code, self._headers, chunk = transform.transform_first_chunk(
+                    self._status_code, self._headers, chunk, include_footers)
             if self.request.method == 'HEAD':
                 chunk = None
             for cookie in self._new_cookie.values():
@@ -389,6 +397,8 @@ class RequestHandler(object):
             start_line = httputil.ResponseStartLine('', self._status_code, self._reason)
             return self.request.connection.write_headers(start_line, self._headers, chunk,
                                                          callback=callback)
+        for transform in self._transforms:
+            chunk = transform.transform_chunk(chunk, include_footers)
         if self.request.method != 'HEAD':
             return self.request.connection.write(chunk, callback=callback)
         future = Future()
@@ -539,7 +549,10 @@ class RequestHandler(object):
     # -- running a request ---------------------------------------------------------------
 
     @gen.coroutine
-    def _execute(self, *args, **kwargs):
+    def _execute(self, transforms, *args, **kwargs):
+        """Serve the request, its response going through `transforms` (OutputTransforms):
+        5.1's signature, which legacy handlers override."""
+        self._transforms = transforms
         try:
             if self.request.method not in self.SUPPORTED_METHODS:
                 raise HTTPError(405)
@@ -865,11 +878,12 @@ class Application(httputil.HTTPServerConnectionDelegate):
     setting's). `add_handlers` adds routes for hosts matching a pattern, tried first; with
     `default_host`, those of a host pattern it matches also serve requests whose host
     matches none (unless they came through a proxy: X-Real-Ip).
+
+    Each response goes through `transforms` (OutputTransform classes); by default none,
+    or `GZipContentEncoding` with the ``compress_response`` (or ``gzip``) setting.
     """
 
     def __init__(self, handlers=None, default_host=None, transforms=None, **settings):
-        if transforms:
-            raise _missing('transforms')
         for name in settings:
             if name in _MISSING_SETTINGS and settings[name]:
                 raise _missing(name)
@@ -877,6 +891,10 @@ class Application(httputil.HTTPServerConnectionDelegate):
             settings.setdefault('serve_traceback', True)
             settings.setdefault('static_hash_cache', False)
         self.settings = settings
+        if transforms is None:
+            transforms = ([GZipContentEncoding] if settings.get('compress_response') or
+                          settings.get('gzip') else [])
+        self.transforms = list(transforms)  # OutputTransform classes, made per request
         self.default_host = default_host
         self.named_handlers = {}
         self._host_routes = []  # (host regex, [URLSpec]), tried before the wildcard ones
@@ -900,6 +918,11 @@ class Application(httputil.HTTPServerConnectionDelegate):
         server = HTTPServer(self, **kwargs)
         server.listen(port, address)
         return server
+
+    def add_transform(self, transform_class):
+        """Apply `transform_class` (an OutputTransform) to every response, after those
+        already there."""
+        self.transforms.append(transform_class)
 
     def add_handlers(self, host_pattern, host_handlers):
         """Routes for hosts matching `host_pattern` (a regex, anchored at its end)."""
@@ -961,7 +984,8 @@ class Application(httputil.HTTPServerConnectionDelegate):
         if not self.settings.get('static_hash_cache', True):
             self.settings.get('static_handler_class', StaticFileHandler).reset()
         handler = handler_class(self, request, **kwargs)
-        return handler._execute(*args, **path_kwargs)
+        transforms = [transform(request) for transform in self.transforms]
+        return handler._execute(transforms, *args, **path_kwargs)
 
     def log_request(self, handler):
         """Log the finished request: the ``log_function`` setting, or one line to
