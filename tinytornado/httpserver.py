@@ -100,8 +100,9 @@ class HTTPServer(TCPServer, HTTPServerConnectionDelegate):
                  ssl_options=None, protocol=None, decompress_request=False, chunk_size=None,
                  max_header_size=None, idle_connection_timeout=None, body_timeout=None,
                  max_body_size=None, max_buffer_size=None, trusted_downstream=None):
-        TCPServer.__init__(self, ssl_options=ssl_options, max_buffer_size=max_buffer_size,
-                           read_chunk_size=chunk_size)
+        # chunk_size bounds what data_received is handed, not the socket's reads: reading
+        # it in such small pieces would split the body where the reads fell.
+        TCPServer.__init__(self, ssl_options=ssl_options, max_buffer_size=max_buffer_size)
         self.request_callback = request_callback
         self.xheaders = xheaders
         self.protocol = protocol
@@ -340,6 +341,8 @@ class HTTP1Connection(object):
             if self.stream is None:  # detached: the delegate has the stream now
                 delegate_open = False
                 raise gen.Return(False)
+            if decoder is not None:  # the delegate may have set this request's own limit
+                decoder.max_size = protocol.max_body_size or sys.maxsize
             self._start_timer(self._body_timeout, body=True)
             event = yield self._next_event(may_continue=True)
             while event is not None and event.__class__ is BodyData:
@@ -600,5 +603,9 @@ class HTTP1Connection(object):
     def _finish_request(self):
         # The protocol says whether the connection carries another request; read_request
         # acts on it once this resolves.
+        if self._protocol.request_body_unread and self.stream is not None:
+            # Answered before its body was read (a streaming handler's early error): as in
+            # 5.1, close rather than wait for a body nobody will read.
+            self.stream.close()
         if not self._finish_future.done():
             self._finish_future.set_result(None)

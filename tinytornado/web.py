@@ -4,7 +4,9 @@ handlers every application uses (`RedirectHandler`, `ErrorHandler`, `StaticFileH
 An `Application` is the `HTTPServer`'s delegate: each request is routed by host and path
 to a `URLSpec`, read whole, and handed to a new instance of its handler, whose verb method
 (``get``, ``post``...) runs: a plain method, a `gen.coroutine`, an ``async def`` (3.x),
-or one decorated with `asynchronous` that finishes the response from a callback.
+or one decorated with `asynchronous` that finishes the response from a callback. A
+handler class decorated with `stream_request_body` is run once the headers are in and
+given the body piece by piece (``data_received``).
 
 `StaticFileHandler` serves a directory (the ``static_path`` setting serves it under
 ``/static/``, and `RequestHandler.static_url` names its files with a ``?v=`` hash).
@@ -51,7 +53,7 @@ __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
     'Finish', 'RedirectHandler', 'ErrorHandler', 'StaticFileHandler', 'asynchronous',
     'authenticated', 'addslash', 'removeslash', 'create_signed_value', 'decode_signed_value',
-    'OutputTransform', 'GZipContentEncoding',
+    'OutputTransform', 'GZipContentEncoding', 'stream_request_body',
 ]
 
 # What tinytornado does not have, and the settings that would need it.
@@ -128,6 +130,9 @@ class RequestHandler(object):
         self._finished = False
         self._auto_finish = True
         self._transforms = []  # the OutputTransforms of this request, given by _execute
+        # With @stream_request_body: resolved once prepare() is done, for the server to
+        # start reading the body.
+        self._prepared_future = None
         self._new_cookie = http_cookies.SimpleCookie()  # kept by clear(), as in 5.1
         self.path_args = None
         self.path_kwargs = None
@@ -155,7 +160,17 @@ class RequestHandler(object):
         """Called once the response has been sent."""
 
     def on_connection_close(self):
-        """Called when the client goes away before the response is finished."""
+        """Called when the client goes away before the response is finished (an override
+        calls it: with `stream_request_body`, it ends the wait for the body)."""
+        if _has_stream_request_body(type(self)) and not self.request.body.done():
+            self.request.body.set_exception(StreamClosedError())
+            self.request.body.exception()  # retrieved: _execute may have stopped waiting
+
+    def data_received(self, chunk):
+        """With `stream_request_body`, called with each piece of the body as it arrives
+        (after prepare()); may return a Future, and the next piece waits for it."""
+        raise NotImplementedError('%s uses @stream_request_body but does not define '
+                                  'data_received' % type(self).__name__)
 
     def clear(self):
         """Reset the headers, the status and the unwritten body to their defaults."""
@@ -562,8 +577,15 @@ class RequestHandler(object):
             result = self.prepare()
             if result is not None:
                 yield result
+            if self._prepared_future is not None:
+                self._prepared_future.set_result(None)  # the body may come now
             if self._finished:
                 return
+            if _has_stream_request_body(type(self)):
+                try:
+                    yield self.request.body  # resolves once data_received has had it all
+                except StreamClosedError:
+                    return
             method = getattr(self, self.request.method.lower())
             result = method(*self.path_args, **self.path_kwargs)
             if result is not None:  # a Future, or a coroutine object of an async def
@@ -575,6 +597,9 @@ class RequestHandler(object):
                 self._handle_request_exception(e)
             except Exception:
                 app_log.error('Exception in exception handler', exc_info=True)
+            if self._prepared_future is not None and not self._prepared_future.done():
+                # It failed before the body: the server reads on (and drops it, or closes).
+                self._prepared_future.set_result(None)
 
     def _handle_request_exception(self, e):
         if isinstance(e, Finish):
@@ -626,6 +651,27 @@ def authenticated(method):
             login_url += '?' + urlencode(dict(next=next_url))
         self.redirect(login_url)
     return wrapper
+
+
+def stream_request_body(cls):
+    """A RequestHandler class that takes its request's body as it comes, piece by piece,
+    in `data_received`, instead of whole in ``request.body`` (Tornado 5.1's).
+
+    prepare() runs once the headers are in, before any of the body (it may set
+    ``self.request.connection.set_max_body_size`` or ``set_body_timeout`` for this request);
+    the verb method once all of it has been received. A Future (or coroutine) that prepare()
+    or data_received returns holds the server's reading of the body until it resolves.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, RequestHandler)):
+        raise TypeError('expected subclass of RequestHandler, got %r' % (cls,))
+    cls._stream_request_body = True
+    return cls
+
+
+def _has_stream_request_body(cls):
+    if not issubclass(cls, RequestHandler):
+        raise TypeError('expected subclass of RequestHandler, got %r' % (cls,))
+    return getattr(cls, '_stream_request_body', False)
 
 
 def removeslash(method):
@@ -980,12 +1026,18 @@ class Application(httputil.HTTPServerConnectionDelegate):
     def __call__(self, request):
         """Serve `request` (an HTTPServerRequest read whole): an Application is also a
         plain request callback. A Future of the handler's run."""
-        handler_class, kwargs, args, path_kwargs = self.find_handler(request)
+        handler, args, path_kwargs = self._handler_for(request, self.find_handler(request))
+        return handler._execute(handler._transforms, *args, **path_kwargs)
+
+    def _handler_for(self, request, route):
+        """``(handler, path args, path kwargs)``: a new handler of the route that
+        `find_handler` gave, for `request`, its transforms made."""
+        handler_class, kwargs, args, path_kwargs = route
         if not self.settings.get('static_hash_cache', True):
             self.settings.get('static_handler_class', StaticFileHandler).reset()
         handler = handler_class(self, request, **kwargs)
-        transforms = [transform(request) for transform in self.transforms]
-        return handler._execute(transforms, *args, **path_kwargs)
+        handler._transforms = [transform(request) for transform in self.transforms]
+        return handler, args, path_kwargs
 
     def log_request(self, handler):
         """Log the finished request: the ``log_function`` setting, or one line to
@@ -1001,31 +1053,61 @@ class Application(httputil.HTTPServerConnectionDelegate):
 
 
 class _RequestDispatcher(httputil.HTTPMessageDelegate):
-    """Reads one request whole for an Application, then runs its handler."""
+    """Routes one request for an Application once its headers are in; reads its body
+    whole and then runs its handler, or, for a `stream_request_body` handler, runs it at
+    once and hands it the body as it comes."""
 
     def __init__(self, application, server_conn, request_conn):
         self.application = application
         self.server_conn = server_conn
         self.connection = request_conn
         self.request = None
+        self.handler = None
+        self._route = None
+        self._streaming = False
         self._chunks = []
 
     def headers_received(self, start_line, headers):
         self.request = httputil.HTTPServerRequest(
             connection=self.connection, server_connection=self.server_conn,
             start_line=start_line, headers=headers)
+        self._route = self.application.find_handler(self.request)
+        self._streaming = _has_stream_request_body(self._route[0])
+        if not self._streaming:
+            return None
+        # The body is a Future until it has all come (the handler waits on it); the
+        # server reads none of it before prepare() is done.
+        self.request.body = Future()
+        self._execute()
+        return self.handler._prepared_future
 
     def data_received(self, chunk):
+        if self._streaming:
+            return self.handler.data_received(chunk)
         self._chunks.append(chunk)
+        return None
 
     def finish(self):
+        if self._streaming:
+            if not self.request.body.done():
+                self.request.body.set_result(None)
+            return
         self.request.body = b''.join(self._chunks)
         self._chunks = None
         self.request._parse_body()
-        self.application(self.request)
+        self._execute()
 
     def on_connection_close(self):
+        if self._streaming:
+            self.handler.on_connection_close()
         self._chunks = None
+
+    def _execute(self):
+        self.handler, args, kwargs = self.application._handler_for(self.request, self._route)
+        if self._streaming:
+            self.handler._prepared_future = Future()
+        # _execute logs what fails; its Future is the handler's to keep.
+        self.handler._execute(self.handler._transforms, *args, **kwargs)
 
 
 # -- Tornado 5.1's legacy decorator, re-exported (tests/test_layering.py: only here, last) -----
