@@ -23,6 +23,7 @@ from __future__ import absolute_import, division, print_function
 import datetime
 import functools
 import hashlib
+import hmac
 import numbers
 import os
 import stat
@@ -39,7 +40,8 @@ from tinytornado import _staticfiles, gen, httputil
 from tinytornado._compat import binary_type, text_type
 from tinytornado._compat import native_str as header_str
 from tinytornado._signedvalue import (
-    create_signed_value, decode_signed_value, get_signature_key_version,
+    create_signed_value, decode_signed_value, get_signature_key_version, signature_v1,
+    signature_v2,
 )
 from tinytornado._transforms import GZipContentEncoding, OutputTransform
 from tinytornado._urlspec import URLSpec, url
@@ -298,13 +300,13 @@ class RequestHandler(object):
     # -- status and headers ------------------------------------------------------------
 
     def set_status(self, status_code, reason=None):
+        """The response's status; `reason` is its phrase, by default the standard one
+        or "Unknown" (any code is taken, as in 5.1)."""
+        self._status_code = status_code
         if reason is not None:
             self._reason = native_str(reason)
-        elif status_code in httputil.responses:
-            self._reason = httputil.responses[status_code]
         else:
-            raise ValueError('unknown status code %d' % status_code)
-        self._status_code = status_code
+            self._reason = httputil.responses.get(status_code, 'Unknown')
 
     def get_status(self):
         return self._status_code
@@ -559,7 +561,14 @@ class RequestHandler(object):
 
     @property
     def locale(self):
-        raise _missing('locale')
+        """What a handler assigned (tinytornado has no locale module to find one)."""
+        if not hasattr(self, '_locale'):
+            raise _missing('locale')
+        return self._locale
+
+    @locale.setter
+    def locale(self, value):
+        self._locale = value
 
     # -- running a request ---------------------------------------------------------------
 
@@ -606,11 +615,16 @@ class RequestHandler(object):
             if not self._finished:
                 self.finish(*e.args)
             return
-        self.log_exception(*sys.exc_info())
+        exc_info = sys.exc_info()
+        try:
+            self.log_exception(*exc_info)
+        except Exception:
+            # A broken logger must not leave the client waiting: the answer still goes.
+            app_log.error('Error in exception logger', exc_info=True)
         if self._finished:
             return  # the response is out: nothing more to say
         status = e.status_code if isinstance(e, HTTPError) else 500
-        self.send_error(status, exc_info=sys.exc_info())
+        self.send_error(status, exc_info=exc_info)
 
     def log_exception(self, typ, value, tb):
         """Log an HTTPError's log_message as a warning, any other exception as an error."""
@@ -627,6 +641,13 @@ class RequestHandler(object):
 
     def _log(self):
         self.application.log_request(self)
+
+
+# Tornado 5.1's private helpers, which legacy code imports from tornado.web to sign and
+# check values of its own the way secure cookies are.
+_create_signature_v1 = signature_v1
+_create_signature_v2 = signature_v2
+_time_independent_equals = hmac.compare_digest
 
 
 def _weak(etag):
@@ -781,7 +802,10 @@ class StaticFileHandler(RequestHandler):
         self.set_header('Content-Length', (end if end is not None else size) - (start or 0))
         if not include_body:
             return
-        for chunk in self.get_content(self.absolute_path, start, end):
+        content = self.get_content(self.absolute_path, start, end)
+        if isinstance(content, binary_type):  # an override's whole content at once
+            content = [content]
+        for chunk in content:
             try:
                 self.write(chunk)
                 yield self.flush()
