@@ -3,13 +3,21 @@ assigned in prepare(), StaticFileHandler overrides returning bytes, a broken
 log_exception, and 5.1's private signing helpers that legacy code imports."""
 from __future__ import absolute_import, division, print_function
 
+import calendar
+import email.utils
 import re
+import time
+import warnings
 
 from tinytornado import web
+from tinytornado._compat import PY2
+from tinytornado.httputil import HTTPHeaders, ResponseStartLine
 from tinytornado.log import app_log
 from tinytornado.tcpclient import TCPClient
 from tinytornado.testing import AsyncHTTPTestCase, ExpectLog, gen_test
-from tinytornado.web import Application, HTTPError, RequestHandler, StaticFileHandler
+from tinytornado.web import (
+    Application, FallbackHandler, HTTPError, RequestHandler, StaticFileHandler,
+)
 
 
 class StatusHandler(RequestHandler):
@@ -66,9 +74,32 @@ class BrokenLoggerHandler(RequestHandler):
         raise RuntimeError('the logger is broken')
 
 
+class CookieTimesHandler(RequestHandler):
+    def get(self):
+        self.set_cookie('kept', 'v', expires_days=2)
+        self.clear_cookie('gone')
+
+
+class InnerHandler(RequestHandler):
+    def get(self):
+        self.write('inner %s' % self.request.path)
+
+
+def plain_callback(request):
+    body = ('plain %s %s' % (request.method, request.body_arguments)).encode('ascii')
+    request.connection.write_headers(ResponseStartLine('HTTP/1.1', 201, 'Created'),
+                                     HTTPHeaders({'Content-Length': str(len(body))}))
+    request.connection.write(body)
+    request.connection.finish()
+
+
 class CompatTest(AsyncHTTPTestCase):
     def get_app(self):
+        inner = Application([('/inner/.*', InnerHandler)])
         return Application([('/status', StatusHandler), ('/assigned', AssignedHandler),
+                            ('/inner/.*', FallbackHandler, {'fallback': inner}),
+                            ('/plain', FallbackHandler, {'fallback': plain_callback}),
+                            ('/cookies', CookieTimesHandler),
                             ('/made/(.*)', BytesStaticHandler, {'path': '/nowhere'}),
                             ('/broken', BrokenLoggerHandler)])
 
@@ -104,6 +135,30 @@ class CompatTest(AsyncHTTPTestCase):
     def test_get_content_may_return_bytes(self):
         response = self.fetch('/made/foo.txt')
         self.assertEqual(response.body, b'content of made-up:foo.txt')
+
+    def test_cookie_and_cache_times_without_deprecated_utcnow(self):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            response = self.fetch('/cookies')
+        self.assertEqual([str(w.message) for w in caught
+                          if issubclass(w.category, DeprecationWarning)], [])
+        expiry = {}
+        for cookie in response.headers.get_list('Set-Cookie'):
+            name = cookie.split('=', 1)[0]
+            when = re.search(r'expires=([^;]+)', cookie).group(1)
+            expiry[name] = calendar.timegm(email.utils.parsedate(when)) - time.time()
+        self.assertTrue(2 * 86400 - 60 < expiry['kept'] <= 2 * 86400 + 1, expiry)
+        self.assertTrue(-365 * 86400 - 60 < expiry['gone'] <= -365 * 86400 + 1, expiry)
+
+    def test_fallback_to_another_application_or_a_callable(self):
+        response = self.fetch('/inner/x')
+        self.assertEqual((response.code, response.body), (200, b'inner /inner/x'))
+        response = self.fetch('/plain', method='POST', body='a=1')
+        self.assertEqual(response.code, 201)
+        self.assertEqual(response.body, b"plain POST {'a': [" +
+                         (b"'1'" if PY2 else b"b'1'") + b"]}")
+        # Keep-alive goes on after a fallback's answer.
+        self.assertEqual(self.fetch('/inner/y').body, b'inner /inner/y')
 
     def test_a_broken_log_exception_still_answers(self):
         with ExpectLog(app_log, 'Error in exception logger'):

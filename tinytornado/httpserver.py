@@ -205,7 +205,7 @@ class _CallableAdapter(HTTPMessageDelegate):
 
     def finish(self):
         self.request.body = b''.join(self._chunks)
-        self.request._parse_body()
+        self.request.parse_body()
         self.request_callback(self.request)
 
     def on_connection_close(self):

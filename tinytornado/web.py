@@ -53,7 +53,8 @@ from tinytornado.log import access_log, app_log, gen_log
 
 __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
-    'Finish', 'RedirectHandler', 'ErrorHandler', 'StaticFileHandler', 'asynchronous',
+    'Finish', 'RedirectHandler', 'ErrorHandler', 'StaticFileHandler', 'FallbackHandler',
+    'asynchronous',
     'authenticated', 'addslash', 'removeslash', 'create_signed_value', 'decode_signed_value',
     'OutputTransform', 'GZipContentEncoding', 'stream_request_body',
 ]
@@ -111,6 +112,7 @@ class Finish(Exception):
 
 
 _ARG_DEFAULT = object()
+_EPOCH = datetime.datetime(1970, 1, 1)  # naive, in UTC
 _CONTROL_CHARS = re.compile(r'[\x00-\x08\x0e-\x1f]')
 _UNSAFE_HEADER_CHARS = re.compile(r'[\x00-\x1f]')
 
@@ -245,7 +247,8 @@ class RequestHandler(object):
         if domain:
             morsel['domain'] = domain
         if expires_days is not None and not expires:
-            expires = datetime.datetime.utcnow() + datetime.timedelta(days=expires_days)
+            # A timestamp, not utcnow()'s naive datetime (deprecated on 3.12): the same text.
+            expires = time.time() + 86400 * expires_days
         if expires:
             morsel['expires'] = httputil.format_timestamp(expires)
         if path:
@@ -259,7 +262,7 @@ class RequestHandler(object):
 
     def clear_cookie(self, name, path='/', domain=None):
         """Expire cookie `name` (path and domain must be those it was set with)."""
-        expires = datetime.datetime.utcnow() - datetime.timedelta(days=365)
+        expires = time.time() - 86400 * 365
         self.set_cookie(name, value='', path=path, expires=expires, domain=domain)
 
     def clear_all_cookies(self, path='/', domain=None):
@@ -756,6 +759,24 @@ class ErrorHandler(RequestHandler):
         raise HTTPError(self._status_code)
 
 
+class FallbackHandler(RequestHandler):
+    """Hand the request to `fallback`, any callable taking an HTTPServerRequest and
+    answering through ``request.connection`` (an HTTPServer request callback, another
+    Application; Tornado 5.1's, where it mostly wrapped a WSGIContainer)::
+
+        (r'/legacy/.*', FallbackHandler, {'fallback': other_application})
+    """
+
+    def initialize(self, fallback):
+        self.fallback = fallback
+
+    def prepare(self):
+        self.fallback(self.request)
+        # The fallback answers: this handler neither finishes nor logs the request.
+        self._finished = True
+        self.on_finish()
+
+
 class StaticFileHandler(RequestHandler):
     """Serve the files under the directory `path` (Tornado 5.1's)::
 
@@ -847,8 +868,7 @@ class StaticFileHandler(RequestHandler):
             self.set_header('Content-Type', content_type)
         cache_time = self.get_cache_time(self.path, self.modified, content_type)
         if cache_time > 0:
-            self.set_header('Expires', datetime.datetime.utcnow() +
-                            datetime.timedelta(seconds=cache_time))
+            self.set_header('Expires', httputil.format_timestamp(time.time() + cache_time))
             self.set_header('Cache-Control', 'max-age=' + str(cache_time))
         self.set_extra_headers(self.path)
 
@@ -900,8 +920,10 @@ class StaticFileHandler(RequestHandler):
         return self._stat().st_size
 
     def get_modified_time(self):
-        """The file's modification time, a naive UTC datetime to the second."""
-        return datetime.datetime.utcfromtimestamp(int(self._stat()[stat.ST_MTIME]))
+        """The file's modification time, a naive UTC datetime to the second (5.1's type,
+        which overrides return and compare; made without the utcfromtimestamp that 3.12
+        deprecates)."""
+        return _EPOCH + datetime.timedelta(seconds=int(self._stat()[stat.ST_MTIME]))
 
     def get_content_type(self):
         return _staticfiles.content_type(self.absolute_path)
@@ -1118,7 +1140,7 @@ class _RequestDispatcher(httputil.HTTPMessageDelegate):
             return
         self.request.body = b''.join(self._chunks)
         self._chunks = None
-        self.request._parse_body()
+        self.request.parse_body()
         self._execute()
 
     def on_connection_close(self):
