@@ -171,6 +171,19 @@ class StreamingTest(AsyncHTTPTestCase):
             gen_log.setLevel(level)
         self.assertEqual(data, b'HTTP/1.1 400 Bad Request\r\n\r\n')
 
+    def test_a_body_over_the_limit_is_answered_not_reset(self):
+        # The server refuses it after the head and a little of the body: the rest,
+        # unread, would make closing reset the connection and lose the 400.
+        level = gen_log.level
+        gen_log.setLevel(logging.INFO)
+        try:
+            for _ in range(3):
+                with ExpectLog(gen_log, '.*Content-Length too long'):
+                    response = self.fetch('/record', method='PUT', body=b'a' * 300000)
+                self.assertEqual(response.code, 400)
+        finally:
+            gen_log.setLevel(level)
+
     @gen_test
     def test_an_answer_before_the_body_closes_the_connection(self):
         for body in (b'', b'4\r\nasdf\r\n'):

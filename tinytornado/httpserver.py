@@ -37,6 +37,7 @@ __all__ = ['HTTPServer', 'HTTP1ServerConnection', 'HTTP1Connection',
 _READ_SIZE = 65536
 _DEFAULT_IDLE_TIMEOUT = 3600  # Tornado 5.1's
 _DEFAULT_MAX_BODY_SIZE = 100 * 1024 * 1024  # Tornado 5.1's (its streams' max_buffer_size)
+_LINGER_SECONDS = 2.0  # a refused request's rest is read and dropped this long at most
 
 
 class HTTP1ConnectionParameters(object):
@@ -469,7 +470,30 @@ class HTTP1Connection(object):
                                     % (code, responses.get(code, 'Error'))).encode('ascii'))
             except StreamClosedError:
                 pass  # the client left first: nothing more to tell it
+            else:
+                yield self._linger(stream)
         stream.close()
+
+    @gen.coroutine
+    def _linger(self, stream):
+        """Half-close and drop what the client still sends (a body refused as too large),
+        for at most _LINGER_SECONDS: closing with its bytes unread would make the kernel
+        reset the connection, which can destroy the answer before the client reads it."""
+        if isinstance(stream, SSLIOStream) or stream.socket is None:
+            return  # TLS has its own close; a plain shutdown would cut it short
+        try:
+            stream.socket.shutdown(socket.SHUT_WR)  # the client sees the answer end
+        except socket.error:
+            return  # the client is gone already
+        io_loop = stream.io_loop
+        timer = io_loop.call_later(_LINGER_SECONDS, stream.close)
+        try:
+            while True:
+                yield stream.read_bytes(_READ_SIZE, partial=True)
+        except StreamClosedError:
+            pass  # the client closed its side, or the time is up
+        finally:
+            io_loop.remove_timeout(timer)
 
     def _start_timer(self, seconds, body=False):
         """Close the connection in `seconds` (if not None) unless _stop_timer is called:
