@@ -8,7 +8,6 @@ from __future__ import absolute_import, division, print_function
 
 import pytest
 
-from tinytornado import gen
 from tinytornado.crawler.demo.server import DemoServer
 from tinytornado.crawler.demo.website import Resource
 from tinytornado.ioloop import IOLoop
@@ -79,18 +78,15 @@ class FlakyServer(DemoServer):
         super(FlakyServer, self).__init__(site, keep_alive=False)
         self.failures = dict(failures)
 
-    @gen.coroutine
-    def _answer(self, stream, head):
-        path = head.split(b' ')[1].decode('latin-1')
-        remaining = self.failures.get(path, 0)
+    def _answer(self, request):
+        remaining = self.failures.get(request.uri, 0)
         if remaining is None or remaining > 0:
             if remaining is not None:
-                self.failures[path] = remaining - 1
-            self.note_request(path)
-            stream.close()
-            raise gen.Return(False)
-        keep_alive = yield super(FlakyServer, self)._answer(stream, head)
-        raise gen.Return(keep_alive)
+                self.failures[request.uri] = remaining - 1
+            self.note_request(request.uri)
+            request.connection.close()
+        else:
+            super(FlakyServer, self)._answer(request)
 
 
 @pytest.fixture

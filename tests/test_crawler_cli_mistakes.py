@@ -17,9 +17,8 @@ import subprocess
 import pytest
 
 from tinytornado.crawler.application.cli import EXIT_NO_ROOT, EXIT_USAGE
-from tinytornado import gen
-from tinytornado.crawler.demo.server import DemoServer
-from tinytornado.crawler.demo.website import Site
+from tinytornado.crawler.demo.server import DemoServer, respond
+from tinytornado.crawler.demo.website import Resource, Site
 
 from crawler_sites import UNTHROTTLED_ARGS, Pages, links, robots_txt
 from net_helpers import tls_files
@@ -443,14 +442,12 @@ def test_the_readme_recipe_checks_a_site_and_its_report_is_the_screenshot(serve,
 class HeadRefusingServer(DemoServer):
     """Answers every HEAD with 405, as some servers do; notes it as 'HEAD path'."""
 
-    @gen.coroutine
-    def _answer(self, stream, head):
-        if not head.startswith(b'HEAD '):
-            keep_alive = yield super(HeadRefusingServer, self)._answer(stream, head)
-            raise gen.Return(keep_alive)
-        self.note_request('HEAD ' + head.split(b' ')[1].decode('latin-1'))
-        yield stream.write(b'HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n')
-        raise gen.Return(True)
+    def _answer(self, request):
+        if request.method != 'HEAD':
+            super(HeadRefusingServer, self)._answer(request)
+            return
+        self.note_request('HEAD ' + request.uri)
+        respond(request, Resource(405, [], b'', 0.0))
 
 
 @waits_for_processes

@@ -15,6 +15,7 @@ import pytest
 import tinytornado
 from tinytornado import gen, queues
 from tinytornado._compat import monotonic
+from tinytornado._extension import speedups
 from tinytornado.concurrent import CancelledError, Future, TimeoutError
 from tinytornado.ioloop import IOLoop, PeriodicCallback, PollIOLoop, deadline_for
 from tinytornado.testing import VirtualClock
@@ -307,6 +308,66 @@ def test_keywords_named_as_the_loops_own_parameters_reach_the_callback(vloop, cl
         ('add_timeout', (), [('delay', 'x'), ('when', 'w')]),
         ('call_at', (), [('deadline', 'd'), ('delay', 'x')]),
     ]
+
+
+def test_add_callback_and_call_soon_bind_arguments_and_need_a_callback(loop):
+    # PollIOLoop's are one C object where the speedups are built, which hands a call
+    # given keywords, or too few arguments, to the Python add_callback.
+    trace = []
+    loop.add_callback(_recorder(trace, 'bare'))
+    loop.add_callback(_recorder(trace, 'positional'), 1, 2)
+    loop.add_callback(_recorder(trace, 'keywords'), 3, k=4)
+    loop.add_callback(callback=_recorder(trace, 'named'))
+    loop.add_callback(*(_recorder(trace, 'unpacked'), 5), **{})
+    loop._call_soon(_recorder(trace, 'call_soon'), 6)
+    for wrong in (loop.add_callback, loop._call_soon):
+        with pytest.raises(TypeError):
+            wrong()
+    loop.add_callback(loop.stop)
+    loop.start()
+    assert trace == [('bare', (), []), ('positional', (1, 2), []), ('keywords', (3,), [('k', 4)]),
+                     ('named', (), []), ('unpacked', (5,), []), ('call_soon', (6,), [])]
+
+
+def test_the_own_loops_add_callback_is_the_c_one_where_the_speedups_are_built():
+    # Its Python twin pays for an empty **kwargs dict and a frame at every callback.
+    if speedups is None:
+        pytest.skip('the C speedups are not built or are turned off')
+    assert type(PollIOLoop.__dict__['add_callback']) is speedups.AddCallback
+    assert PollIOLoop.__dict__['_call_soon'] is PollIOLoop.__dict__['add_callback']
+    assert PollIOLoop.add_callback.__name__ == 'add_callback'
+
+
+def test_a_subclass_add_callback_sees_the_callbacks_coroutines_schedule(io_loop_class):
+    # The Runner and add_future schedule through the loop's _call_soon, which has no
+    # **kwargs to pay for; a subclass that overrides add_callback alone (to count or
+    # trace callbacks, as legacy code does) must still see every one of them.
+    if not isinstance(io_loop_class, type):
+        pytest.skip('the loop kind is made by a function: nothing to subclass')
+    trace = []
+
+    class TracingLoop(io_loop_class):
+        def add_callback(self, callback, *args, **kwargs):
+            owner = getattr(callback, '__self__', None)
+            trace.append(callback.__name__ if owner is None
+                         else type(owner).__name__ + '.' + callback.__name__)
+            super(TracingLoop, self).add_callback(callback, *args, **kwargs)
+
+    @gen.coroutine
+    def main():
+        yield gen.moment  # The Runner schedules itself.
+        waited, relayed = Future(), Future()
+        loop.add_future(waited, lambda done: relayed.set_result(done.result()))
+        waited.set_result(5)
+        value = yield relayed  # Resolved by a callback: the Runner resumes a pass later.
+        raise gen.Return(value)
+
+    loop = TracingLoop(make_current=False)
+    try:
+        assert loop.run_sync(main) == 5
+    finally:
+        loop.close()
+    assert trace == ['run', 'Runner.run', '<lambda>', 'Runner.run', 'on_done']
 
 
 def test_a_timeout_given_keyword_arguments_can_be_removed(vloop):

@@ -100,7 +100,9 @@ LAYER_ORDER = [
     # then the engine (`Crawler`), the package's face, the demo site and tinycrawl.
     ('crawler.engine', ['crawler.store', 'crawler.extractors', 'crawler.outputs']),
     ('crawler', ['crawler.engine']),
-    ('crawler.demo', ['crawler.robots', 'crawler.urls', 'tcpserver', 'locks']),
+    # The demo site is on the application's side, so it may serve with the library's
+    # HTTPServer rather than parse HTTP by hand (issue 30).
+    ('crawler.demo', ['crawler.robots', 'crawler.urls', 'httpserver']),
     ('crawler.application', ['crawler.engine', 'crawler.demo']),
     ('testing', ['gen', 'netutil', 'httpserver', 'httpclient']),
     ('pytest_plugin', ['testing']),

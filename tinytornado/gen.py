@@ -221,7 +221,7 @@ class Runner(object):
         else:
             # The top read in one step: another thread may push or pop meanwhile.
             if done is not _returning[-1] or len(_returning) > _MAX_RETURN_DEPTH:
-                self.io_loop.add_callback(self.run)
+                self.io_loop._call_soon(self.run)
                 return
             future = done
             result = future._outcome
@@ -266,7 +266,7 @@ class Runner(object):
                     # handle_yield's first case without its call: every switch of a
                     # coroutine that gives up the loop pass comes here.
                     self.future = _resolved
-                    self.io_loop.add_callback(self.run)
+                    self.io_loop._call_soon(self.run)
                 elif self.handle_yield(yielded):
                     future = self.future
                     result = future._outcome
@@ -326,7 +326,7 @@ class Runner(object):
         a loop pass instead (`moment`), and `run` must stop until the next."""
         if yielded is None or yielded is moment:
             self.future = _resolved
-            self.io_loop.add_callback(self.run)
+            self.io_loop._call_soon(self.run)
             return False
         if yielded.__class__ is Future:
             future = yielded
@@ -436,7 +436,7 @@ def _start_runner(gen, yielded):
         runner.future = yielded
     elif yielded is moment:
         runner.future = _resolved
-        runner.io_loop.add_callback(runner.run)
+        runner.io_loop._call_soon(runner.run)
         return future
     else:
         runner.future = None  # Read by cancel(), should convert_yielded raise.
@@ -507,7 +507,7 @@ def sleep(duration):
 def _convert_child(child):
     if child is None or child is moment:
         future = Future()
-        IOLoop.current().add_callback(future_set_result_unless_cancelled, future, None)
+        IOLoop.current()._call_soon(future_set_result_unless_cancelled, future, None)
         return future
     return convert_yielded(child)
 

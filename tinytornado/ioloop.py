@@ -58,6 +58,7 @@ import time
 
 from tinytornado._compat import PY2, futures, get_ident, monotonic, overrides
 from tinytornado._configurable import Configurable, import_object
+from tinytornado._extension import speedups
 from tinytornado._ioloop_legacy import BlockingAlarm, PolledBlockingAlarm
 from tinytornado._poller import ERROR, READ, WRITE, make_poller
 from tinytornado._timerqueue import TimerQueue
@@ -76,6 +77,9 @@ _LONGEST_POLL = 86400.0
 # pending timers then add nothing the garbage collector tracks, which on 2.7 would cost
 # repeated full collections walking them all.
 _timer_handles = itertools.count(1)
+# PollIOLoop's add_callback in C; None without the C speedups, where add_callback pays
+# for an empty dict at each call (its **kwargs).
+_AddCallback = getattr(speedups, 'AddCallback', None)
 
 
 class _Waker(object):
@@ -193,6 +197,9 @@ class IOLoop(Configurable, BlockingAlarm):
             RuntimeError: `make_current` is True and another loop is current; this loop
                 is closed then.
         """
+        if not _call_soon_is_add_callback(type(self)):
+            # The package's own callbacks go through the subclass's add_callback too.
+            self._call_soon = self.add_callback
         self._running = False  # Only while start() runs.
         self._stopped = False
         self._closed = False
@@ -391,9 +398,18 @@ class IOLoop(Configurable, BlockingAlarm):
         """Run `callback(*args, **kwargs)` in the next pass, detached from the caller."""
         self.add_callback(callback, *args, **kwargs)
 
+    def _call_soon(self, fn, *args):
+        """`add_callback(fn, *args)` for the package's own hot callers (the Runner,
+        `add_future`), asyncio's ``call_soon`` shape: a method that takes ``**kwargs``
+        makes an empty dict at every call, which every coroutine's loop pass would pay.
+        This default goes through `add_callback`, so a loop class that defines only that
+        (a subclass, another package's loop) sees every callback; a loop overrides it only
+        as add_callback without keywords (see `_call_soon_is_add_callback`)."""
+        self.add_callback(fn, *args)
+
     def add_future(self, future, callback):
         """Run `callback(future)` in the pass after `future` resolves (any thread)."""
-        future_add_done_callback(future, lambda f: self.add_callback(callback, f))
+        future_add_done_callback(future, lambda f: self._call_soon(callback, f))
 
     # Tornado 5.0's executors. The default is the pool run_in_executor makes on first use
     # until set_default_executor names another; close() shuts down the pool it made.
@@ -588,6 +604,18 @@ class PollIOLoop(PolledBlockingAlarm, IOLoop):
             functools.partial(callback, *args, **kwargs) if args or kwargs else callback)
         if self._thread_ident != get_ident():
             self._waker.wake()
+
+    def _call_soon(self, fn, *args):
+        # add_callback without keywords, written out again: a call from one to the other
+        # would cost W4's chain of callbacks as much as the dict (3.11). Both are
+        # _speedups.AddCallback where the C speedups are built, and keep in step with it.
+        self._callbacks.append(functools.partial(fn, *args) if args else fn)
+        if self._thread_ident != get_ident():
+            self._waker.wake()
+
+    if _AddCallback is not None:
+        # Both in C for a call given no keyword (see _speedups.c): no frame, no dict.
+        add_callback = _call_soon = _AddCallback(add_callback)
 
     def add_callback_from_signal(self, callback, *args, **kwargs):
         self._callbacks.append(
@@ -846,6 +874,18 @@ def _default_thread_pool():
     except NotImplementedError:
         cpus = 1
     return futures.ThreadPoolExecutor(max_workers=cpus * 5)
+
+
+def _call_soon_is_add_callback(cls):
+    """Whether loop class `cls`'s `_call_soon` does what its `add_callback` does: False
+    when a class redefines add_callback below the one that defined _call_soon (a
+    subclass of a loop that overrides add_callback only)."""
+    for klass in cls.__mro__:
+        if '_call_soon' in vars(klass):
+            return True
+        if 'add_callback' in vars(klass):
+            return False
+    raise TypeError('%r is no IOLoop class' % (cls,))
 
 
 def bind_keywords(callback, args, kwargs):

@@ -145,10 +145,14 @@ class BaseAsyncIOLoop(IOLoop):
     def add_callback(self, callback, *args, **kwargs):
         if kwargs:
             callback, args = bind_keywords(callback, args, kwargs)
+        # Named by class: a subclass's add_callback may be its instances' _call_soon.
+        BaseAsyncIOLoop._call_soon(self, callback, *args)
+
+    def _call_soon(self, fn, *args):
         if asyncio._get_running_loop() is self.asyncio_loop:
-            self.asyncio_loop.call_soon(self._run_callback, callback, args)
+            self.asyncio_loop.call_soon(self._run_callback, fn, args)
         else:
-            self.add_callback_from_signal(callback, *args)
+            self.add_callback_from_signal(fn, *args)
 
     def add_callback_from_signal(self, callback, *args, **kwargs):
         """`add_callback` that always wakes the asyncio loop's poll."""
