@@ -54,9 +54,8 @@ from tinytornado.log import access_log, app_log, gen_log
 __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
     'Finish', 'RedirectHandler', 'ErrorHandler', 'StaticFileHandler', 'FallbackHandler',
-    'asynchronous',
-    'authenticated', 'addslash', 'removeslash', 'create_signed_value', 'decode_signed_value',
-    'OutputTransform', 'GZipContentEncoding', 'stream_request_body',
+    'asynchronous', 'authenticated', 'addslash', 'removeslash', 'stream_request_body',
+    'create_signed_value', 'decode_signed_value', 'OutputTransform', 'GZipContentEncoding',
 ]
 
 # What tinytornado does not have, and the settings that would need it.
