@@ -9,7 +9,7 @@ import re
 import time
 import warnings
 
-from tinytornado import web
+from tinytornado import gen, web
 from tinytornado._compat import PY2
 from tinytornado.httputil import HTTPHeaders, ResponseStartLine
 from tinytornado.log import app_log
@@ -93,6 +93,15 @@ def plain_callback(request):
     request.connection.finish()
 
 
+class DetachingHandler(RequestHandler):
+    @gen.coroutine
+    def get(self):
+        stream = self.detach()
+        yield gen.moment  # the server has let go: nothing finishes the response for us
+        yield stream.write(b'HTTP/1.0 200 OK\r\n\r\nraw bytes')
+        stream.close()
+
+
 class CompatTest(AsyncHTTPTestCase):
     def get_app(self):
         inner = Application([('/inner/.*', InnerHandler)])
@@ -101,7 +110,7 @@ class CompatTest(AsyncHTTPTestCase):
                             ('/plain', FallbackHandler, {'fallback': plain_callback}),
                             ('/cookies', CookieTimesHandler),
                             ('/made/(.*)', BytesStaticHandler, {'path': '/nowhere'}),
-                            ('/broken', BrokenLoggerHandler)])
+                            ('/broken', BrokenLoggerHandler), ('/detach', DetachingHandler)])
 
     def test_an_unknown_status_is_sent_as_unknown(self):
         response = self.fetch('/status?code=299')
@@ -159,6 +168,11 @@ class CompatTest(AsyncHTTPTestCase):
                          (b"'1'" if PY2 else b"b'1'") + b"]}")
         # Keep-alive goes on after a fallback's answer.
         self.assertEqual(self.fetch('/inner/y').body, b'inner /inner/y')
+
+    def test_detach_hands_over_the_stream(self):
+        response = self.fetch('/detach')
+        self.assertEqual((response.code, response.body), (200, b'raw bytes'))
+        self.assertNotIn('Content-Length', response.headers)
 
     def test_a_broken_log_exception_still_answers(self):
         with ExpectLog(app_log, 'Error in exception logger'):
