@@ -17,14 +17,16 @@ the first line of its error.
 only the sdist's own dependencies (`futures`, `backports_abc` on 2.7).
 
 Each module runs in a child process of its own (`--child`), so a crash or a hang in one
-costs only that module; a test that runs longer than `--test-timeout` seconds is stopped
-with SIGALRM and counted as an error.
+costs only that module; an exception that escapes a test's run is that test's error; a
+test that runs longer than `--test-timeout` seconds is stopped with SIGALRM and counted
+as an error.
 """
 from __future__ import absolute_import, division, print_function
 
 import argparse
 import importlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -96,6 +98,9 @@ class _Alias(types.ModuleType):
             return getattr(real, name)
         if name.startswith('__'):
             raise AttributeError(name)
+        if self.__name__ == 'tornado' and name in ABSENT_MODULES:
+            # `from tornado import locale`: the module of placeholders, as its import gives.
+            return importlib.import_module('tornado.' + name)
         if real is not None and hasattr(real, '__path__') and _has_submodule(real, name):
             # `from tornado import gen` before tornado.gen was imported.
             return importlib.import_module('%s.%s' % (self.__name__, name))
@@ -175,12 +180,32 @@ def _out_of_scope_feature(error_text):
     return None
 
 
-class _Recorder(unittest.TestResult):
-    """Each test's outcome and, for a failure, its error's last line."""
+class _LoggedErrors(logging.Handler):
+    """The tracebacks logged during the current test: a handler's exception (a template
+    it rendered, say) is logged by the server, and the test fails only on the 500."""
 
     def __init__(self):
+        logging.Handler.__init__(self)
+        self.texts = []
+
+    def emit(self, record):
+        if record.exc_info:
+            self.texts.append(''.join(traceback.format_exception(*record.exc_info)))
+
+
+class _Recorder(unittest.TestResult):
+    """Each test's outcome and, for a failure, its error's last line. A failure is out of
+    scope when its error, or an error logged during the test, is the want of an
+    out-of-scope feature."""
+
+    def __init__(self, logged_errors):
         unittest.TestResult.__init__(self)
         self.outcomes = {}
+        self.logged_errors = logged_errors
+
+    def startTest(self, test):
+        unittest.TestResult.startTest(self, test)
+        del self.logged_errors.texts[:]
 
     def _record(self, test, outcome, detail=''):
         self.outcomes[test.id()] = {'outcome': outcome, 'detail': detail}
@@ -192,7 +217,9 @@ class _Recorder(unittest.TestResult):
         text = ''.join(traceback.format_exception(*err))
         last = text.strip().splitlines()[-1] if text.strip() else outcome
         entry = {'outcome': outcome, 'detail': last[:300]}
-        feature = _out_of_scope_feature(text)
+        feature = _out_of_scope_feature(text) or next(
+            (found for found in map(_out_of_scope_feature, self.logged_errors.texts)
+             if found), None)
         if feature:
             entry['out_of_scope'] = feature
         # setUp and tearDown errors of one test arrive separately: keep the first.
@@ -238,6 +265,10 @@ def _with_alarm(suite, seconds):
                 test(result)
             except _TestTookTooLong as error:
                 result.addError(test, (type(error), error, None))
+            except Exception:
+                # An error that escaped the test's own run (AsyncTestCase re-raises one the
+                # loop caught after tearDown): that test's error, not the module's crash.
+                result.addError(test, sys.exc_info())
             finally:
                 signal.alarm(0)
         yield run
@@ -245,7 +276,6 @@ def _with_alarm(suite, seconds):
 
 def run_child(arguments):
     """Runs one test module in this process and writes its outcomes as JSON."""
-    import logging
     source = arguments.source
     if arguments.against == 'tinytornado':
         _point_tornado_at_tinytornado(source)
@@ -255,10 +285,17 @@ def run_child(arguments):
     # a higher level would drop them first), the access log stays quiet.
     logging.basicConfig(level=logging.INFO)
     logging.getLogger('tornado.access').setLevel(logging.CRITICAL)
-    recorder = _Recorder()
+    logged_errors = _LoggedErrors()
+    logging.getLogger().addHandler(logged_errors)
+    recorder = _Recorder(logged_errors)
     name = 'tornado.test.' + arguments.child
     try:
         __import__(name)
+        if arguments.against == 'tinytornado':
+            # A test names its own handler 'tornado.test.web_test.X', which tinytornado's
+            # import_object reads, as it should for the user's code, as 'tinytornado.'.
+            sys.modules['tinytornado.test'] = sys.modules['tornado.test']
+            sys.modules['tinytornado.test.' + arguments.child] = sys.modules[name]
         suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[name])
     except Exception:
         text = traceback.format_exc()

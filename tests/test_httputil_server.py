@@ -132,7 +132,7 @@ def test_no_cookie_header_no_cookies():
 def test_parse_body_adds_the_form_to_arguments_after_the_query():
     request = HTTPServerRequest('POST', '/?a=q', body=b'a=b1&c=b2', headers=HTTPHeaders(
         {'Content-Type': 'application/x-www-form-urlencoded'}))
-    request._parse_body()
+    request.parse_body()
     assert request.body_arguments == {'a': [b'b1'], 'c': [b'b2']}
     assert request.arguments == {'a': [b'q', b'b1'], 'c': [b'b2']}
     assert request.query_arguments == {'a': [b'q']}

@@ -74,8 +74,9 @@ LAYER_ORDER = [
     ('_web_legacy', ['gen']),  # @asynchronous, re-exported by web at its end.
     ('_signedvalue', ['escape']),  # web's secure cookies
     ('_staticfiles', []),  # StaticFileHandler's ranges, reads and content hashes
-    ('web', ['httpserver', '_urlspec', '_signedvalue', '_staticfiles', 'escape',
-             '_web_legacy']),
+    ('_transforms', ['_compat']),  # web's OutputTransforms: response compression
+    ('web', ['httpserver', '_urlspec', '_signedvalue', '_staticfiles', '_transforms',
+             'escape', '_web_legacy']),
     # The crawler, in rooms (CRAWLER_ROOMS): first the building blocks each part uses,
     ('crawler.crawloptions', []),
     ('crawler.urls', []),

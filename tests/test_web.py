@@ -398,7 +398,7 @@ def test_url_spec_reverse_and_match():
 
 @pytest.mark.parametrize('setting, missing', [
     ('xsrf_cookies', 'XSRF protection'), ('template_path', 'templates'),
-    ('ui_modules', 'UI modules'), ('compress_response', 'response compression'),
+    ('ui_modules', 'UI modules'), ('autoreload', 'autoreload'),
 ])
 def test_settings_needing_what_is_missing_fail_at_once(setting, missing):
     with pytest.raises(NotImplementedError) as caught:
@@ -535,7 +535,6 @@ class MisuseHandler(RequestHandler):
         problems = []
         for attempt in [lambda: self.set_header('X-Bad', 'a\r\nInjected: 1'),
                         lambda: self.set_header('X-Bad', object()),
-                        lambda: self.set_status(299),
                         lambda: self.redirect('/x', status=200)]:
             try:
                 attempt()
@@ -563,7 +562,7 @@ class ArgumentTest(AsyncHTTPTestCase):
 
     def test_misuse_is_refused_clearly(self):
         response = self.fetch('/misuse/x')
-        self.assertEqual(response.body, b'ValueError,TypeError,ValueError,ValueError')
+        self.assertEqual(response.body, b'ValueError,TypeError,ValueError')
         self.assertNotIn('Injected', response.headers)
-        self.assertEqual(MisuseHandler.problems[4:], ['Cannot write() after finish()',
+        self.assertEqual(MisuseHandler.problems[3:], ['Cannot write() after finish()',
                                                       'finish() called twice'])

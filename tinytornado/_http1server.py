@@ -332,8 +332,7 @@ class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
             raise RuntimeError('the response has ended already')
         to_send = self._to_send
         self._response_done = True
-        if not (self._state is REQUEST_DONE or
-                (self._state is READING_BODY and not self._remaining)):
+        if self.request_body_unread:
             self._keep_alive = False  # the rest of the request body will not be read
         if to_send is _CHUNKED:
             return LAST_CHUNK
@@ -341,6 +340,13 @@ class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
             self._keep_alive = False
             raise HTTPOutputError('Tried to write %d bytes less than Content-Length' % to_send)
         return b''
+
+    @property
+    def request_body_unread(self):
+        """True while some of the request's body has yet to be read (a bodyless request
+        has none): a response ended now leaves the connection unable to serve another."""
+        return not (self._state is REQUEST_DONE or
+                    (self._state is READING_BODY and not self._remaining))
 
     @property
     def response_started(self):

@@ -357,7 +357,7 @@ class HTTPServerRequest(object):
         host: the `host` given, else the Host header, else '127.0.0.1'; host_name is it
             lower-cased without its port.
         arguments: name -> list of values (bytes): the query's, and the body's once
-            `_parse_body` has run. query_arguments and body_arguments hold each alone.
+            `parse_body` has run. query_arguments and body_arguments hold each alone.
         files: name -> list of `HTTPFile`.
         connection: the request's `HTTPConnection`, or None; server_connection: opaque.
     """
@@ -443,12 +443,15 @@ class HTTPServerRequest(object):
         except ssl.SSLError:
             return None
 
-    def _parse_body(self):
-        """Parse the body's form fields into body_arguments, arguments and files."""
+    def parse_body(self):
+        """Parse the body's form fields into body_arguments, arguments and files (once
+        the body has been read whole; the server and web.Application call it)."""
         parse_body_arguments(self.headers.get('Content-Type', ''), self.body,
                              self.body_arguments, self.files, self.headers)
         for name, values in self.body_arguments.items():
             self.arguments.setdefault(name, []).extend(values)
+
+    _parse_body = parse_body  # Tornado 5.1's name, which legacy code calls
 
     def __repr__(self):
         # Not the headers: they may hold credentials, and reprs end up in logs.

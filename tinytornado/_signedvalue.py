@@ -18,7 +18,8 @@ import time
 from tinytornado.escape import utf8
 from tinytornado.log import gen_log
 
-__all__ = ['create_signed_value', 'decode_signed_value', 'get_signature_key_version']
+__all__ = ['create_signed_value', 'decode_signed_value', 'get_signature_key_version',
+           'signature_v1', 'signature_v2']
 
 DEFAULT_SIGNED_VALUE_VERSION = 2
 DEFAULT_SIGNED_VALUE_MIN_VERSION = 1
@@ -34,14 +35,14 @@ def create_signed_value(secret, name, value, version=None, clock=None, key_versi
     if version == 1:
         if isinstance(secret, dict):
             raise ValueError('version 1 signed values take a single secret, not a dict')
-        return b'|'.join([value, timestamp, _signature_v1(secret, name, value, timestamp)])
+        return b'|'.join([value, timestamp, signature_v1(secret, name, value, timestamp)])
     if version != 2:
         raise ValueError('Unsupported version %d' % version)
     to_sign = b'|'.join([b'2', _field(str(key_version or 0)), _field(timestamp),
                          _field(name), _field(value), b''])
     if isinstance(secret, dict):
         secret = secret[key_version]
-    return to_sign + _signature_v2(secret, to_sign)
+    return to_sign + signature_v2(secret, to_sign)
 
 
 def decode_signed_value(secret, name, value, max_age_days=31, clock=None, min_version=None):
@@ -115,7 +116,7 @@ def _decode_v2(secret, name, value, max_age_days, clock):
         if key_version not in secret:
             return None
         secret = secret[key_version]
-    if not hmac.compare_digest(passed, _signature_v2(secret, value[:len(value) - len(passed)])):
+    if not hmac.compare_digest(passed, signature_v2(secret, value[:len(value) - len(passed)])):
         return None
     if name_field != utf8(name) or int(timestamp) < clock() - max_age_days * _DAY:
         return None
@@ -126,7 +127,7 @@ def _decode_v1(secret, name, value, max_age_days, clock):
     parts = value.split(b'|')
     if len(parts) != 3:
         return None
-    if not hmac.compare_digest(parts[2], _signature_v1(secret, name, parts[0], parts[1])):
+    if not hmac.compare_digest(parts[2], signature_v1(secret, name, parts[0], parts[1])):
         gen_log.warning('Invalid cookie signature %r', value)
         return None
     timestamp = int(parts[1])
@@ -149,12 +150,15 @@ def _b64decode(data):
         return None
 
 
-def _signature_v1(secret, *parts):
+def signature_v1(secret, *parts):
+    """Version 1's signature of `parts` (HMAC-SHA1, hex bytes): the parts are run
+    together, so moving digits from one to the next keeps it (why version 2 exists)."""
     mac = hmac.new(utf8(secret), digestmod=hashlib.sha1)
     for part in parts:
         mac.update(utf8(part))
     return utf8(mac.hexdigest())
 
 
-def _signature_v2(secret, text):
+def signature_v2(secret, text):
+    """Version 2's signature of `text` (HMAC-SHA256, hex bytes)."""
     return utf8(hmac.new(utf8(secret), utf8(text), digestmod=hashlib.sha256).hexdigest())

@@ -38,6 +38,7 @@ __all__ = ['HTTPServer', 'HTTP1ServerConnection', 'HTTP1Connection',
 _READ_SIZE = 65536
 _DEFAULT_IDLE_TIMEOUT = 3600  # Tornado 5.1's
 _DEFAULT_MAX_BODY_SIZE = 100 * 1024 * 1024  # Tornado 5.1's (its streams' max_buffer_size)
+_LINGER_SECONDS = 2.0  # a refused request's rest is read and dropped this long at most
 
 
 class HTTP1ConnectionParameters(object):
@@ -101,8 +102,9 @@ class HTTPServer(TCPServer, HTTPServerConnectionDelegate):
                  ssl_options=None, protocol=None, decompress_request=False, chunk_size=None,
                  max_header_size=None, idle_connection_timeout=None, body_timeout=None,
                  max_body_size=None, max_buffer_size=None, trusted_downstream=None):
-        TCPServer.__init__(self, ssl_options=ssl_options, max_buffer_size=max_buffer_size,
-                           read_chunk_size=chunk_size)
+        # chunk_size bounds what data_received is handed, not the socket's reads: reading
+        # it in such small pieces would split the body where the reads fell.
+        TCPServer.__init__(self, ssl_options=ssl_options, max_buffer_size=max_buffer_size)
         self.request_callback = request_callback
         self.xheaders = xheaders
         self.protocol = protocol
@@ -205,7 +207,7 @@ class _CallableAdapter(HTTPMessageDelegate):
 
     def finish(self):
         self.request.body = b''.join(self._chunks)
-        self.request._parse_body()
+        self.request.parse_body()
         self.request_callback(self.request)
 
     def on_connection_close(self):
@@ -388,6 +390,8 @@ class HTTP1Connection(object):
             if self.stream is None:  # detached: the delegate has the stream now
                 delegate_open = False
                 raise gen.Return(False)
+            if decoder is not None:  # the delegate may have set this request's own limit
+                decoder.max_size = protocol.max_body_size or sys.maxsize
             self._start_timer(self._body_timeout, body=True)
             event = yield self._event(may_continue=True)
             while event is not None and event.__class__ is BodyData:
@@ -519,7 +523,30 @@ class HTTP1Connection(object):
                                     % (code, responses.get(code, 'Error'))).encode('ascii'))
             except StreamClosedError:
                 pass  # the client left first: nothing more to tell it
+            else:
+                yield self._linger(stream)
         stream.close()
+
+    @gen.coroutine
+    def _linger(self, stream):
+        """Half-close and drop what the client still sends (a body refused as too large),
+        for at most _LINGER_SECONDS: closing with its bytes unread would make the kernel
+        reset the connection, which can destroy the answer before the client reads it."""
+        if isinstance(stream, SSLIOStream) or stream.socket is None:
+            return  # TLS has its own close; a plain shutdown would cut it short
+        try:
+            stream.socket.shutdown(socket.SHUT_WR)  # the client sees the answer end
+        except socket.error:
+            return  # the client is gone already
+        io_loop = stream.io_loop
+        timer = io_loop.call_later(_LINGER_SECONDS, stream.close)
+        try:
+            while True:
+                yield stream.read_bytes(_READ_SIZE, partial=True)
+        except StreamClosedError:
+            pass  # the client closed its side, or the time is up
+        finally:
+            io_loop.remove_timeout(timer)
 
     def _start_timer(self, seconds, body=False):
         """Close the connection in `seconds` (if not None) unless _stop_timer is called:
@@ -658,5 +685,9 @@ class HTTP1Connection(object):
     def _finish_request(self):
         # The protocol says whether the connection carries another request; read_request
         # acts on it once this resolves.
+        if self._protocol.request_body_unread and self.stream is not None:
+            # Answered before its body was read (a streaming handler's early error): as in
+            # 5.1, close rather than wait for a body nobody will read.
+            self.stream.close()
         if not self._finish_future.done():
             self._finish_future.set_result(None)

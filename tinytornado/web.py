@@ -4,20 +4,26 @@ handlers every application uses (`RedirectHandler`, `ErrorHandler`, `StaticFileH
 An `Application` is the `HTTPServer`'s delegate: each request is routed by host and path
 to a `URLSpec`, read whole, and handed to a new instance of its handler, whose verb method
 (``get``, ``post``...) runs: a plain method, a `gen.coroutine`, an ``async def`` (3.x),
-or one decorated with `asynchronous` that finishes the response from a callback.
+or one decorated with `asynchronous` that finishes the response from a callback. A
+handler class decorated with `stream_request_body` is run once the headers are in and
+given the body piece by piece (``data_received``).
 
 `StaticFileHandler` serves a directory (the ``static_path`` setting serves it under
 ``/static/``, and `RequestHandler.static_url` names its files with a ``?v=`` hash).
 
-Templates, websockets, auth, locale, XSRF, UI modules and response compression are not
-here: `render`, `render_string`, `xsrf_form_html` and `locale`, and the settings that need
-them, fail at once with an error naming what is missing (README, differences).
+The ``compress_response`` setting (``gzip``, its old name) gzips responses: the
+`GZipContentEncoding` transform (_transforms), which Application's `transforms` may replace.
+
+Templates, websockets, auth, locale, XSRF and UI modules are not here: `render`,
+`render_string`, `xsrf_form_html` and `locale`, and the settings that need them, fail at
+once with an error naming what is missing (README, differences).
 """
 from __future__ import absolute_import, division, print_function
 
 import datetime
 import functools
 import hashlib
+import hmac
 import numbers
 import os
 import stat
@@ -34,8 +40,10 @@ from tinytornado import _staticfiles, gen, httputil
 from tinytornado._compat import binary_type, text_type
 from tinytornado._compat import native_str as header_str
 from tinytornado._signedvalue import (
-    create_signed_value, decode_signed_value, get_signature_key_version,
+    create_signed_value, decode_signed_value, get_signature_key_version, signature_v1,
+    signature_v2,
 )
+from tinytornado._transforms import GZipContentEncoding, OutputTransform
 from tinytornado._urlspec import URLSpec, url
 from tinytornado.concurrent import Future
 from tinytornado.escape import json_encode, native_str, to_unicode, utf8
@@ -45,8 +53,9 @@ from tinytornado.log import access_log, app_log, gen_log
 
 __all__ = [
     'RequestHandler', 'Application', 'URLSpec', 'url', 'HTTPError', 'MissingArgumentError',
-    'Finish', 'RedirectHandler', 'ErrorHandler', 'StaticFileHandler', 'asynchronous',
-    'authenticated', 'addslash', 'removeslash', 'create_signed_value', 'decode_signed_value',
+    'Finish', 'RedirectHandler', 'ErrorHandler', 'StaticFileHandler', 'FallbackHandler',
+    'asynchronous', 'authenticated', 'addslash', 'removeslash', 'stream_request_body',
+    'create_signed_value', 'decode_signed_value', 'OutputTransform', 'GZipContentEncoding',
 ]
 
 # What tinytornado does not have, and the settings that would need it.
@@ -54,7 +63,6 @@ _MISSING_SETTINGS = {
     'xsrf_cookies': 'XSRF protection', 'template_path': 'templates',
     'template_loader': 'templates', 'template_whitespace': 'templates',
     'ui_modules': 'UI modules', 'ui_methods': 'UI modules', 'autoreload': 'autoreload',
-    'compress_response': 'response compression', 'gzip': 'response compression',
 }
 
 
@@ -103,6 +111,7 @@ class Finish(Exception):
 
 
 _ARG_DEFAULT = object()
+_EPOCH = datetime.datetime(1970, 1, 1)  # naive, in UTC
 _CONTROL_CHARS = re.compile(r'[\x00-\x08\x0e-\x1f]')
 _UNSAFE_HEADER_CHARS = re.compile(r'[\x00-\x1f]')
 
@@ -123,6 +132,10 @@ class RequestHandler(object):
         self._headers_written = False
         self._finished = False
         self._auto_finish = True
+        self._transforms = []  # the OutputTransforms of this request, given by _execute
+        # With @stream_request_body: resolved once prepare() is done, for the server to
+        # start reading the body.
+        self._prepared_future = None
         self._new_cookie = http_cookies.SimpleCookie()  # kept by clear(), as in 5.1
         self.path_args = None
         self.path_kwargs = None
@@ -150,7 +163,17 @@ class RequestHandler(object):
         """Called once the response has been sent."""
 
     def on_connection_close(self):
-        """Called when the client goes away before the response is finished."""
+        """Called when the client goes away before the response is finished (an override
+        calls it: with `stream_request_body`, it ends the wait for the body)."""
+        if _has_stream_request_body(type(self)) and not self.request.body.done():
+            self.request.body.set_exception(StreamClosedError())
+            self.request.body.exception()  # retrieved: _execute may have stopped waiting
+
+    def data_received(self, chunk):
+        """With `stream_request_body`, called with each piece of the body as it arrives
+        (after prepare()); may return a Future, and the next piece waits for it."""
+        raise NotImplementedError('%s uses @stream_request_body but does not define '
+                                  'data_received' % type(self).__name__)
 
     def clear(self):
         """Reset the headers, the status and the unwritten body to their defaults."""
@@ -223,7 +246,8 @@ class RequestHandler(object):
         if domain:
             morsel['domain'] = domain
         if expires_days is not None and not expires:
-            expires = datetime.datetime.utcnow() + datetime.timedelta(days=expires_days)
+            # A timestamp, not utcnow()'s naive datetime (deprecated on 3.12): the same text.
+            expires = time.time() + 86400 * expires_days
         if expires:
             morsel['expires'] = httputil.format_timestamp(expires)
         if path:
@@ -237,7 +261,7 @@ class RequestHandler(object):
 
     def clear_cookie(self, name, path='/', domain=None):
         """Expire cookie `name` (path and domain must be those it was set with)."""
-        expires = datetime.datetime.utcnow() - datetime.timedelta(days=365)
+        expires = time.time() - 86400 * 365
         self.set_cookie(name, value='', path=path, expires=expires, domain=domain)
 
     def clear_all_cookies(self, path='/', domain=None):
@@ -278,13 +302,13 @@ class RequestHandler(object):
     # -- status and headers ------------------------------------------------------------
 
     def set_status(self, status_code, reason=None):
+        """The response's status; `reason` is its phrase, by default the standard one
+        or "Unknown" (any code is taken, as in 5.1)."""
+        self._status_code = status_code
         if reason is not None:
             self._reason = native_str(reason)
-        elif status_code in httputil.responses:
-            self._reason = httputil.responses[status_code]
         else:
-            raise ValueError('unknown status code %d' % status_code)
-        self._status_code = status_code
+            self._reason = httputil.responses.get(status_code, 'Unknown')
 
     def get_status(self):
         return self._status_code
@@ -391,6 +415,9 @@ class RequestHandler(object):
         self._write_buffer = []
         if not self._headers_written:
             self._headers_written = True
+            for transform in self._transforms:
+                self._status_code, self._headers, chunk = transform.transform_first_chunk(
+                    self._status_code, self._headers, chunk, include_footers)
             if self.request.method == 'HEAD':
                 chunk = None
             for cookie in self._new_cookie.values():
@@ -398,6 +425,8 @@ class RequestHandler(object):
             start_line = httputil.ResponseStartLine('', self._status_code, self._reason)
             return self.request.connection.write_headers(start_line, self._headers, chunk,
                                                          callback=callback)
+        for transform in self._transforms:
+            chunk = transform.transform_chunk(chunk, include_footers)
         if self.request.method != 'HEAD':
             return self.request.connection.write(chunk, callback=callback)
         future = Future()
@@ -436,6 +465,12 @@ class RequestHandler(object):
         for name in ('Allow', 'Content-Encoding', 'Content-Language', 'Content-Length',
                      'Content-MD5', 'Content-Range', 'Content-Type', 'Last-Modified'):
             self.clear_header(name)
+
+    def detach(self):
+        """Take the connection's IOStream over, to speak on it directly (Tornado 5.1's):
+        the handler is done, the server lets go of the connection."""
+        self._finished = True
+        return self.request.connection.detach()
 
     def compute_etag(self):
         """The response's ETag: a hash of its body; None for no ETag."""
@@ -543,12 +578,22 @@ class RequestHandler(object):
 
     @property
     def locale(self):
-        raise _missing('locale')
+        """What a handler assigned (tinytornado has no locale module to find one)."""
+        if not hasattr(self, '_locale'):
+            raise _missing('locale')
+        return self._locale
+
+    @locale.setter
+    def locale(self, value):
+        self._locale = value
 
     # -- running a request ---------------------------------------------------------------
 
     @gen.coroutine
-    def _execute(self, *args, **kwargs):
+    def _execute(self, transforms, *args, **kwargs):
+        """Serve the request, its response going through `transforms` (OutputTransforms):
+        5.1's signature, which legacy handlers override."""
+        self._transforms = transforms
         try:
             if self.request.method not in self.SUPPORTED_METHODS:
                 raise HTTPError(405)
@@ -558,8 +603,15 @@ class RequestHandler(object):
             result = self.prepare()
             if result is not None:
                 yield result
+            if self._prepared_future is not None:
+                self._prepared_future.set_result(None)  # the body may come now
             if self._finished:
                 return
+            if _has_stream_request_body(type(self)):
+                try:
+                    yield self.request.body  # resolves once data_received has had it all
+                except StreamClosedError:
+                    return
             method = getattr(self, self.request.method.lower())
             result = method(*self.path_args, **self.path_kwargs)
             if result is not None:  # a Future, or a coroutine object of an async def
@@ -571,17 +623,25 @@ class RequestHandler(object):
                 self._handle_request_exception(e)
             except Exception:
                 app_log.error('Exception in exception handler', exc_info=True)
+            if self._prepared_future is not None and not self._prepared_future.done():
+                # It failed before the body: the server reads on (and drops it, or closes).
+                self._prepared_future.set_result(None)
 
     def _handle_request_exception(self, e):
         if isinstance(e, Finish):
             if not self._finished:
                 self.finish(*e.args)
             return
-        self.log_exception(*sys.exc_info())
+        exc_info = sys.exc_info()
+        try:
+            self.log_exception(*exc_info)
+        except Exception:
+            # A broken logger must not leave the client waiting: the answer still goes.
+            app_log.error('Error in exception logger', exc_info=True)
         if self._finished:
             return  # the response is out: nothing more to say
         status = e.status_code if isinstance(e, HTTPError) else 500
-        self.send_error(status, exc_info=sys.exc_info())
+        self.send_error(status, exc_info=exc_info)
 
     def log_exception(self, typ, value, tb):
         """Log an HTTPError's log_message as a warning, any other exception as an error."""
@@ -598,6 +658,13 @@ class RequestHandler(object):
 
     def _log(self):
         self.application.log_request(self)
+
+
+# Tornado 5.1's private helpers, which legacy code imports from tornado.web to sign and
+# check values of its own the way secure cookies are.
+_create_signature_v1 = signature_v1
+_create_signature_v2 = signature_v2
+_time_independent_equals = hmac.compare_digest
 
 
 def _weak(etag):
@@ -622,6 +689,27 @@ def authenticated(method):
             login_url += '?' + urlencode(dict(next=next_url))
         self.redirect(login_url)
     return wrapper
+
+
+def stream_request_body(cls):
+    """A RequestHandler class that takes its request's body as it comes, piece by piece,
+    in `data_received`, instead of whole in ``request.body`` (Tornado 5.1's).
+
+    prepare() runs once the headers are in, before any of the body (it may set
+    ``self.request.connection.set_max_body_size`` or ``set_body_timeout`` for this request);
+    the verb method once all of it has been received. A Future (or coroutine) that prepare()
+    or data_received returns holds the server's reading of the body until it resolves.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, RequestHandler)):
+        raise TypeError('expected subclass of RequestHandler, got %r' % (cls,))
+    cls._stream_request_body = True
+    return cls
+
+
+def _has_stream_request_body(cls):
+    if not issubclass(cls, RequestHandler):
+        raise TypeError('expected subclass of RequestHandler, got %r' % (cls,))
+    return getattr(cls, '_stream_request_body', False)
 
 
 def removeslash(method):
@@ -685,6 +773,24 @@ class ErrorHandler(RequestHandler):
         raise HTTPError(self._status_code)
 
 
+class FallbackHandler(RequestHandler):
+    """Hand the request to `fallback`, any callable taking an HTTPServerRequest and
+    answering through ``request.connection`` (an HTTPServer request callback, another
+    Application; Tornado 5.1's, where it mostly wrapped a WSGIContainer)::
+
+        (r'/legacy/.*', FallbackHandler, {'fallback': other_application})
+    """
+
+    def initialize(self, fallback):
+        self.fallback = fallback
+
+    def prepare(self):
+        self.fallback(self.request)
+        # The fallback answers: this handler neither finishes nor logs the request.
+        self._finished = True
+        self.on_finish()
+
+
 class StaticFileHandler(RequestHandler):
     """Serve the files under the directory `path` (Tornado 5.1's)::
 
@@ -731,7 +837,10 @@ class StaticFileHandler(RequestHandler):
         self.set_header('Content-Length', (end if end is not None else size) - (start or 0))
         if not include_body:
             return
-        for chunk in self.get_content(self.absolute_path, start, end):
+        content = self.get_content(self.absolute_path, start, end)
+        if isinstance(content, binary_type):  # an override's whole content at once
+            content = [content]
+        for chunk in content:
             try:
                 self.write(chunk)
                 yield self.flush()
@@ -773,8 +882,7 @@ class StaticFileHandler(RequestHandler):
             self.set_header('Content-Type', content_type)
         cache_time = self.get_cache_time(self.path, self.modified, content_type)
         if cache_time > 0:
-            self.set_header('Expires', datetime.datetime.utcnow() +
-                            datetime.timedelta(seconds=cache_time))
+            self.set_header('Expires', httputil.format_timestamp(time.time() + cache_time))
             self.set_header('Cache-Control', 'max-age=' + str(cache_time))
         self.set_extra_headers(self.path)
 
@@ -826,8 +934,10 @@ class StaticFileHandler(RequestHandler):
         return self._stat().st_size
 
     def get_modified_time(self):
-        """The file's modification time, a naive UTC datetime to the second."""
-        return datetime.datetime.utcfromtimestamp(int(self._stat()[stat.ST_MTIME]))
+        """The file's modification time, a naive UTC datetime to the second (5.1's type,
+        which overrides return and compare; made without the utcfromtimestamp that 3.12
+        deprecates)."""
+        return _EPOCH + datetime.timedelta(seconds=int(self._stat()[stat.ST_MTIME]))
 
     def get_content_type(self):
         return _staticfiles.content_type(self.absolute_path)
@@ -874,11 +984,12 @@ class Application(httputil.HTTPServerConnectionDelegate):
     setting's). `add_handlers` adds routes for hosts matching a pattern, tried first; with
     `default_host`, those of a host pattern it matches also serve requests whose host
     matches none (unless they came through a proxy: X-Real-Ip).
+
+    Each response goes through `transforms` (OutputTransform classes); by default none,
+    or `GZipContentEncoding` with the ``compress_response`` (or ``gzip``) setting.
     """
 
     def __init__(self, handlers=None, default_host=None, transforms=None, **settings):
-        if transforms:
-            raise _missing('transforms')
         for name in settings:
             if name in _MISSING_SETTINGS and settings[name]:
                 raise _missing(name)
@@ -886,6 +997,10 @@ class Application(httputil.HTTPServerConnectionDelegate):
             settings.setdefault('serve_traceback', True)
             settings.setdefault('static_hash_cache', False)
         self.settings = settings
+        if transforms is None:
+            transforms = ([GZipContentEncoding] if settings.get('compress_response') or
+                          settings.get('gzip') else [])
+        self.transforms = list(transforms)  # OutputTransform classes, made per request
         self.default_host = default_host
         self.named_handlers = {}
         self._host_routes = []  # (host regex, [URLSpec]), tried before the wildcard ones
@@ -909,6 +1024,11 @@ class Application(httputil.HTTPServerConnectionDelegate):
         server = HTTPServer(self, **kwargs)
         server.listen(port, address)
         return server
+
+    def add_transform(self, transform_class):
+        """Apply `transform_class` (an OutputTransform) to every response, after those
+        already there."""
+        self.transforms.append(transform_class)
 
     def add_handlers(self, host_pattern, host_handlers):
         """Routes for hosts matching `host_pattern` (a regex, anchored at its end)."""
@@ -966,11 +1086,18 @@ class Application(httputil.HTTPServerConnectionDelegate):
     def __call__(self, request):
         """Serve `request` (an HTTPServerRequest read whole): an Application is also a
         plain request callback. A Future of the handler's run."""
-        handler_class, kwargs, args, path_kwargs = self.find_handler(request)
+        handler, args, path_kwargs = self._handler_for(request, self.find_handler(request))
+        return handler._execute(handler._transforms, *args, **path_kwargs)
+
+    def _handler_for(self, request, route):
+        """``(handler, path args, path kwargs)``: a new handler of the route that
+        `find_handler` gave, for `request`, its transforms made."""
+        handler_class, kwargs, args, path_kwargs = route
         if not self.settings.get('static_hash_cache', True):
             self.settings.get('static_handler_class', StaticFileHandler).reset()
         handler = handler_class(self, request, **kwargs)
-        return handler._execute(*args, **path_kwargs)
+        handler._transforms = [transform(request) for transform in self.transforms]
+        return handler, args, path_kwargs
 
     def log_request(self, handler):
         """Log the finished request: the ``log_function`` setting, or one line to
@@ -986,31 +1113,61 @@ class Application(httputil.HTTPServerConnectionDelegate):
 
 
 class _RequestDispatcher(httputil.HTTPMessageDelegate):
-    """Reads one request whole for an Application, then runs its handler."""
+    """Routes one request for an Application once its headers are in; reads its body
+    whole and then runs its handler, or, for a `stream_request_body` handler, runs it at
+    once and hands it the body as it comes."""
 
     def __init__(self, application, server_conn, request_conn):
         self.application = application
         self.server_conn = server_conn
         self.connection = request_conn
         self.request = None
+        self.handler = None
+        self._route = None
+        self._streaming = False
         self._chunks = []
 
     def headers_received(self, start_line, headers):
         self.request = httputil.HTTPServerRequest(
             connection=self.connection, server_connection=self.server_conn,
             start_line=start_line, headers=headers)
+        self._route = self.application.find_handler(self.request)
+        self._streaming = _has_stream_request_body(self._route[0])
+        if not self._streaming:
+            return None
+        # The body is a Future until it has all come (the handler waits on it); the
+        # server reads none of it before prepare() is done.
+        self.request.body = Future()
+        self._execute()
+        return self.handler._prepared_future
 
     def data_received(self, chunk):
+        if self._streaming:
+            return self.handler.data_received(chunk)
         self._chunks.append(chunk)
+        return None
 
     def finish(self):
+        if self._streaming:
+            if not self.request.body.done():
+                self.request.body.set_result(None)
+            return
         self.request.body = b''.join(self._chunks)
         self._chunks = None
-        self.request._parse_body()
-        self.application(self.request)
+        self.request.parse_body()
+        self._execute()
 
     def on_connection_close(self):
+        if self._streaming:
+            self.handler.on_connection_close()
         self._chunks = None
+
+    def _execute(self):
+        self.handler, args, kwargs = self.application._handler_for(self.request, self._route)
+        if self._streaming:
+            self.handler._prepared_future = Future()
+        # _execute logs what fails; its Future is the handler's to keep.
+        self.handler._execute(self.handler._transforms, *args, **kwargs)
 
 
 # -- Tornado 5.1's legacy decorator, re-exported (tests/test_layering.py: only here, last) -----
