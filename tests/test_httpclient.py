@@ -1052,7 +1052,7 @@ BAD_INPUT = {
         HTTPInputError, 'received 5 bytes, expected 10'),
     'conflicting_content_lengths': (
         reply(b'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello'), {},
-        HTTPInputError, 'conflicting Content-Length'),
+        HTTPInputError, 'Multiple unequal Content-Lengths'),
     'closed_mid_headers': (
         reply_and_close(b'HTTP/1.1 200 OK\r\nContent-Ty'), {}, HTTPInputError,
         'closed in the middle of the response head'),

@@ -586,7 +586,7 @@ BAD_RESPONSES = {
         'received 5 bytes, expected 10'),
     'conflicting_content_lengths': (
         {}, b'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello',
-        'conflicting Content-Length'),
+        'Multiple unequal Content-Lengths'),
     'content_length_and_chunked': (
         {}, b'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n'
             b'2\r\nok\r\n0\r\n\r\n', 'both Transfer-Encoding and Content-Length'),

@@ -125,7 +125,7 @@ def test_a_timeout_is_the_error_of_the_old_module(virtual_clock, clients, server
     (b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello',
      'both Transfer-Encoding and Content-Length'),
     (b'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello',
-     'conflicting Content-Length'),
+     'Multiple unequal Content-Lengths'),
 ], ids=['body', 'head', 'chunked-with-length', 'two-lengths'])
 def test_a_response_that_cannot_be_read_is_5_1s_stream_closed_error(clients, servers, data,
                                                                       message):

@@ -359,7 +359,7 @@ def content_length(values):
         return values[0]
     lengths = set(length.strip(' \t') for value in values for length in value.split(','))
     if len(lengths) != 1:
-        raise ValueError('conflicting Content-Length headers: %r' % (values,))
+        raise ValueError('Multiple unequal Content-Lengths: %r' % (values,))  # 5.1's words
     length = lengths.pop()
     if not _LENGTH.match(length):
         raise ValueError('bad Content-Length: %r' % (length,))
