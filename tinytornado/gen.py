@@ -454,8 +454,10 @@ def _start_runner(gen, yielded):
         # failed Future it caught, say), nor its own Future if it failed: that one is
         # handed back on the stack alone. A cycle otherwise, its locals kept until the
         # garbage collector runs; a try/finally would cost every coroutine.
-        yielded, future = None, [future]
-        return future.pop()
+        yielded = None
+        if runner.result_future is None:  # It failed (see _fail).
+            future = [future]
+            return future.pop()
     return future
 
 
