@@ -17,6 +17,7 @@ traceback holds the frame. The coroutines here yield what they wait for directly
 """
 from __future__ import absolute_import, division, print_function
 
+import functools
 import gc
 import weakref
 
@@ -106,7 +107,8 @@ class _Coroutines(object):
         if kind == 'catches a child failing in the stack that started it':
             # Tornado 5.1's gen_test test_coroutine_refcounting: the child's first yield is
             # done, so it fails within the parent's call, before the parent first yields.
-            return self.catches(token, lambda: self.fails_after(token, _resolved())), None
+            child = functools.partial(self.fails_after, token, gen.maybe_future(None))
+            return self.catches(token, child), None
         if kind == 'catches a failure that comes later':
             return self.catches(token, _failing_in_the_next_pass), None
         if kind == 'catches a failure done before it is yielded, after a wait':
@@ -115,12 +117,6 @@ class _Coroutines(object):
             future = self.catches(token, Future)
             return future, future.cancel
         raise AssertionError(kind)
-
-
-def _resolved():
-    future = Future()
-    future.set_result(None)
-    return future
 
 
 def _failed():
