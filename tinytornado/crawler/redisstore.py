@@ -133,7 +133,10 @@ __all__ = ['RedisWorkStore', 'crawl_prefix']
 _PRELUDE = """
 if redis.replicate_commands then redis.replicate_commands() end
 local P = KEYS[1]
-local OP = ARGV[1]
+-- The call's operation id; marked with a leading '+' when the call is sent again (after
+-- a ConnectionError): only then may a reply be kept for it (ids are never reused).
+local RESENT = string.sub(ARGV[1], 1, 1) == '+'
+local OP = RESENT and string.sub(ARGV[1], 2) or ARGV[1]
 local MAX_PER_HOST = tonumber(ARGV[2])
 local RULE = cjson.decode(ARGV[3])
 local DELAY = RULE.delay  -- ms between two hand-outs to a host; -1: adapted (throttle)
@@ -212,6 +215,7 @@ end
 
 -- A call's reply, kept `replay_seconds` under a key of its own (Redis expires it).
 local function replayed()
+  if not RESENT then return nil end  -- a first send: nothing kept under its new id
   local reply = redis.call('GET', P .. 'reply:' .. OP)
   if reply then return cjson.decode(reply) end
 end
@@ -254,8 +258,18 @@ local function schedule(host)
   s.zone = zone
 end
 
+-- The URL and host of an item's text, read by a pattern where the two are plain (no
+-- escape in them, as normalized URLs are): a cjson decode costs as much as a command.
+local function url_host(text)
+  local url, host = string.match(text, '^%["([^"\\\\]*)","([^"\\\\]*)",')
+  if url then return url, host end
+  local item = cjson.decode(text)
+  return item[1], item[2]
+end
+
 local function host_of(text)
-  return cjson.decode(text)[2]
+  local _, host = url_host(text)
+  return host
 end
 
 local function requeue(text)
@@ -458,7 +472,7 @@ local function lease(wanted)
     count('tokens', #texts)
     for _, text in ipairs(texts) do
       token = token + 1
-      local url = cjson.decode(text)[1]
+      local url = url_host(text)
       leases[#leases + 1] = url
       leases[#leases + 1] = token .. ' ' .. text
       deadlines[#deadlines + 1] = NOW + LEASE
@@ -946,18 +960,22 @@ class RedisWorkStore(object):
     def _run(self, name, arguments=()):
         """Run script `name`; sent again after a ConnectionError, with the same
         operation id, so that a call applied once is not applied twice."""
-        arguments = [next(self._operation_ids)] + self._settings + list(arguments)
-        reply = yield self._retrying(self._scripts[name], keys=[self.prefix], args=arguments)
+        operation, arguments = next(self._operation_ids), self._settings + list(arguments)
+        # Marked as sent again after the first attempt: a script looks for the reply it
+        # kept only then, and a first send costs no lookup.
+        reply = yield self._retrying(lambda attempt: self._scripts[name](
+            keys=[self.prefix], args=[('+' if attempt else '') + operation] + arguments))
         raise gen.Return(reply)
 
     def _command(self, *arguments):
-        return self._retrying(self.client.execute, *arguments)
+        return self._retrying(lambda attempt: self.client.execute(*arguments))
 
     @gen.coroutine
-    def _retrying(self, fn, *args, **kwargs):
+    def _retrying(self, send):
+        """The reply of `send(attempt)`, sent again after a ConnectionError."""
         for attempt in range(_ATTEMPTS):
             try:
-                reply = yield fn(*args, **kwargs)
+                reply = yield send(attempt)
             except ConnectionError:
                 if attempt + 1 == _ATTEMPTS:
                     raise
