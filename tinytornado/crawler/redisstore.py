@@ -189,12 +189,18 @@ local function host_state(host)
   return state
 end
 
+-- The text of integer `n`: Redis writes a Lua number given to a command with '%.17g',
+-- a float's formatting, several times the cost of an integer's.
+local function integer(n)
+  return string.format('%d', n)
+end
+
 -- Write what the call changed: each host's fields and the counters, one command each.
 local function commit()
   for _, host in ipairs(CHANGED) do
     local s = HOSTS[host]
-    local fields = {'active', s.active, 'queued', s.queued, 'paused', s.paused,
-                    'zone', s.zone}
+    local fields = {'active', integer(s.active), 'queued', integer(s.queued),
+                    'paused', integer(s.paused), 'zone', s.zone}
     for _, name in ipairs({'handed', 'delay', 'throttle', 'listed'}) do
       if s[name] then
         fields[#fields + 1] = name
@@ -207,7 +213,7 @@ local function commit()
     local fields = {}
     for _, name in ipairs(COUNT_NAMES) do
       fields[#fields + 1] = name
-      fields[#fields + 1] = COUNTS[name]
+      fields[#fields + 1] = integer(COUNTS[name])
     end
     redis.call('HSET', P .. 'counts', unpack(fields))
   end
@@ -446,6 +452,7 @@ local function lease(wanted)
     schedule(host)
   end
   local handed, leases, deadlines = {'items', NOW, 0}, {}, {}
+  local deadline = integer(NOW + LEASE)
   local left = wanted
   while left > 0 do
     local first = redis.call('ZPOPMIN', P .. 'ring')  -- served: to the back, or to wait
@@ -474,8 +481,8 @@ local function lease(wanted)
       token = token + 1
       local url = url_host(text)
       leases[#leases + 1] = url
-      leases[#leases + 1] = token .. ' ' .. text
-      deadlines[#deadlines + 1] = NOW + LEASE
+      leases[#leases + 1] = integer(token) .. ' ' .. text
+      deadlines[#deadlines + 1] = deadline
       deadlines[#deadlines + 1] = url
       handed[#handed + 1] = token
       handed[#handed + 1] = text
