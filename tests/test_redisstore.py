@@ -13,6 +13,7 @@ import json
 import random
 
 import pytest
+import six
 
 from tinytornado import gen
 from tinytornado.crawler.engine import WorkItem
@@ -141,6 +142,20 @@ def test_lease_done_retry(new_store):
     assert (yield store.lease()) == item('http://b/1', tries=1)
     with pytest.raises(ValueError):
         store.done(item('http://c/1'), '{}')
+
+
+def test_urls_whose_item_texts_hold_escapes_come_back_whole(new_store):
+    """The scripts read an item text's URL and host with a pattern where neither holds a
+    JSON escape, and decode the text otherwise (a reclaim's, written by cjson, escapes
+    each '/'): either way a URL is leased, finished and recorded as it was admitted."""
+    store = new_store()
+    urls = ['http://a/plain', six.ensure_str(u'http://a/caf\xe9'), 'http://a/say"hi"',
+            'http://a/back\\slash']
+    yield store.admit(items(*urls))
+    assert sorted((yield lease_all(store))) == sorted(urls)
+    assert sorted((yield finished_urls(store))) == sorted(urls)
+    status = yield store.status()
+    assert (status['over'], status['finished'], status['leased']) == (True, 4, 0)
 
 
 def test_records_are_read_once_each_in_pages(new_store):

@@ -75,9 +75,12 @@ host's queue with one more try: every hand-out counts toward the crawl's max tri
 
 Redis restarts. A command in flight when the connection drops may or may not have been
 applied. Every mutating call carries an operation id, and its script keeps its reply for
-`replay_seconds` (a key Redis expires): the store sends a call again after a
-ConnectionError, and a repeat of an applied call gets the same reply instead of applying
-it twice (a `done` whose reply was lost is not mistaken for a lost lease). With appendonly on, the crawl survives.
+`replay_seconds` (a key Redis expires, its value in MessagePack): the store sends a call
+again after a ConnectionError, marked as a repeat (only a repeat looks for a kept reply),
+and a repeat of an applied call gets the same reply instead of applying it twice (a
+`done` whose reply was lost is not mistaken for a lost lease). With appendonly on, the
+crawl survives. (Replies kept by a store before this form, JSON, are not read: stores of
+one crawl must run the same version, as for the rest of the layout.)
 
 Results. `done` appends ``url`` and ``record`` to the ``finished`` stream, exactly once
 per URL. ``tinycrawl --collect FILE`` drains it: it cuts a torn last line of FILE and reads
@@ -133,7 +136,10 @@ __all__ = ['RedisWorkStore', 'crawl_prefix']
 _PRELUDE = """
 if redis.replicate_commands then redis.replicate_commands() end
 local P = KEYS[1]
-local OP = ARGV[1]
+-- The call's operation id; marked with a leading '+' when the call is sent again (after
+-- a ConnectionError): only then may a reply be kept for it (ids are never reused).
+local RESENT = string.sub(ARGV[1], 1, 1) == '+'
+local OP = RESENT and string.sub(ARGV[1], 2) or ARGV[1]
 local MAX_PER_HOST = tonumber(ARGV[2])
 local RULE = cjson.decode(ARGV[3])
 local DELAY = RULE.delay  -- ms between two hand-outs to a host; -1: adapted (throttle)
@@ -186,12 +192,18 @@ local function host_state(host)
   return state
 end
 
+-- The text of integer `n`: Redis writes a Lua number given to a command with '%.17g',
+-- a float's formatting, several times the cost of an integer's.
+local function integer(n)
+  return string.format('%d', n)
+end
+
 -- Write what the call changed: each host's fields and the counters, one command each.
 local function commit()
   for _, host in ipairs(CHANGED) do
     local s = HOSTS[host]
-    local fields = {'active', s.active, 'queued', s.queued, 'paused', s.paused,
-                    'zone', s.zone}
+    local fields = {'active', integer(s.active), 'queued', integer(s.queued),
+                    'paused', integer(s.paused), 'zone', s.zone}
     for _, name in ipairs({'handed', 'delay', 'throttle', 'listed'}) do
       if s[name] then
         fields[#fields + 1] = name
@@ -204,22 +216,25 @@ local function commit()
     local fields = {}
     for _, name in ipairs(COUNT_NAMES) do
       fields[#fields + 1] = name
-      fields[#fields + 1] = COUNTS[name]
+      fields[#fields + 1] = integer(COUNTS[name])
     end
     redis.call('HSET', P .. 'counts', unpack(fields))
   end
 end
 
--- A call's reply, kept `replay_seconds` under a key of its own (Redis expires it).
+-- A call's reply, kept `replay_seconds` under a key of its own (Redis expires it), in
+-- MessagePack: packed on every call, and cheaper to make than JSON (whose encoder escapes
+-- each '/' of the URLs in it).
 local function replayed()
+  if not RESENT then return nil end  -- a first send: nothing kept under its new id
   local reply = redis.call('GET', P .. 'reply:' .. OP)
-  if reply then return cjson.decode(reply) end
+  if reply then return cmsgpack.unpack(reply) end
 end
 
 local function remember(reply)
   commit()
   if REPLAY > 0 then
-    redis.call('SET', P .. 'reply:' .. OP, cjson.encode(reply), 'PX', REPLAY)
+    redis.call('SET', P .. 'reply:' .. OP, cmsgpack.pack(reply), 'PX', REPLAY)
   end
   return reply
 end
@@ -254,8 +269,18 @@ local function schedule(host)
   s.zone = zone
 end
 
+-- The URL and host of an item's text, read by a pattern where the two are plain (no
+-- escape in them, as normalized URLs are): a cjson decode costs as much as a command.
+local function url_host(text)
+  local url, host = string.match(text, '^%["([^"\\\\]*)","([^"\\\\]*)",')
+  if url then return url, host end
+  local item = cjson.decode(text)
+  return item[1], item[2]
+end
+
 local function host_of(text)
-  return cjson.decode(text)[2]
+  local _, host = url_host(text)
+  return host
 end
 
 local function requeue(text)
@@ -432,6 +457,7 @@ local function lease(wanted)
     schedule(host)
   end
   local handed, leases, deadlines = {'items', NOW, 0}, {}, {}
+  local deadline = integer(NOW + LEASE)
   local left = wanted
   while left > 0 do
     local first = redis.call('ZPOPMIN', P .. 'ring')  -- served: to the back, or to wait
@@ -458,10 +484,10 @@ local function lease(wanted)
     count('tokens', #texts)
     for _, text in ipairs(texts) do
       token = token + 1
-      local url = cjson.decode(text)[1]
+      local url = url_host(text)
       leases[#leases + 1] = url
-      leases[#leases + 1] = token .. ' ' .. text
-      deadlines[#deadlines + 1] = NOW + LEASE
+      leases[#leases + 1] = integer(token) .. ' ' .. text
+      deadlines[#deadlines + 1] = deadline
       deadlines[#deadlines + 1] = url
       handed[#handed + 1] = token
       handed[#handed + 1] = text
@@ -946,18 +972,22 @@ class RedisWorkStore(object):
     def _run(self, name, arguments=()):
         """Run script `name`; sent again after a ConnectionError, with the same
         operation id, so that a call applied once is not applied twice."""
-        arguments = [next(self._operation_ids)] + self._settings + list(arguments)
-        reply = yield self._retrying(self._scripts[name], keys=[self.prefix], args=arguments)
+        operation, arguments = next(self._operation_ids), self._settings + list(arguments)
+        # Marked as sent again after the first attempt: a script looks for the reply it
+        # kept only then, and a first send costs no lookup.
+        reply = yield self._retrying(lambda attempt: self._scripts[name](
+            keys=[self.prefix], args=[('+' if attempt else '') + operation] + arguments))
         raise gen.Return(reply)
 
     def _command(self, *arguments):
-        return self._retrying(self.client.execute, *arguments)
+        return self._retrying(lambda attempt: self.client.execute(*arguments))
 
     @gen.coroutine
-    def _retrying(self, fn, *args, **kwargs):
+    def _retrying(self, send):
+        """The reply of `send(attempt)`, sent again after a ConnectionError."""
         for attempt in range(_ATTEMPTS):
             try:
-                reply = yield fn(*args, **kwargs)
+                reply = yield send(attempt)
             except ConnectionError:
                 if attempt + 1 == _ATTEMPTS:
                     raise
