@@ -443,9 +443,15 @@ if PY2:
     def _field_lines(names, values):
         """'Name: value' lines of native strs: on 2.7 a name or value may be unicode (a web
         handler's), which mixed with bytes beyond ASCII would fail, and would make the
-        head unicode."""
-        return ['%s: %s' % (native_str(name), native_str(value))
-                for name in names for value in values[name]]
+        head unicode. Formatted as they are first: most are native strs already."""
+        try:
+            lines = ['%s: %s' % (name, value) for name in names for value in values[name]]
+        except UnicodeError:
+            lines = None
+        if lines is None or ''.join(lines).__class__ is not str:
+            lines = ['%s: %s' % (native_str(name), native_str(value))
+                     for name in names for value in values[name]]
+        return lines
 else:
     def _field_lines(names, values):
         """'Name: value' lines, a name's values in the order they were added."""

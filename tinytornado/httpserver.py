@@ -116,6 +116,8 @@ class HTTPServer(TCPServer, HTTPServerConnectionDelegate):
             body_timeout=body_timeout, decompress=decompress_request)
         self.trusted_downstream = set(trusted_downstream or [])
         self._connections = set()
+        # Whether request_callback (which may be replaced) is a delegate, asked once.
+        self._checked_callback = self._callback_is_delegate = None
 
     @gen.coroutine
     def close_all_connections(self):
@@ -130,8 +132,12 @@ class HTTPServer(TCPServer, HTTPServerConnectionDelegate):
         connection.start_serving(self)
 
     def start_request(self, server_conn, request_conn):
-        if isinstance(self.request_callback, HTTPServerConnectionDelegate):
-            delegate = self.request_callback.start_request(server_conn, request_conn)
+        callback = self.request_callback
+        if callback is not self._checked_callback:  # an abc's isinstance is slow on 2.7
+            self._checked_callback = callback
+            self._callback_is_delegate = isinstance(callback, HTTPServerConnectionDelegate)
+        if self._callback_is_delegate:
+            delegate = callback.start_request(server_conn, request_conn)
         else:
             delegate = _CallableAdapter(self.request_callback, request_conn)
         if self.xheaders:
