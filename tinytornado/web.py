@@ -111,6 +111,8 @@ class Finish(Exception):
 
 
 _ARG_DEFAULT = object()
+_SERVER_HEADER = 'TornadoServer/%s' % tinytornado.version
+_DEFAULT_HEADER_NAMES = ('Server', 'Content-Type', 'Date')  # clear()'s, in this order
 _EPOCH = datetime.datetime(1970, 1, 1)  # naive, in UTC
 _CONTROL_CHARS = re.compile(r'[\x00-\x08\x0e-\x1f]')
 _UNSAFE_HEADER_CHARS = re.compile(r'[\x00-\x1f]')
@@ -124,6 +126,7 @@ class RequestHandler(object):
     """
 
     SUPPORTED_METHODS = ('GET', 'HEAD', 'POST', 'DELETE', 'PATCH', 'PUT', 'OPTIONS')
+    _stream_request_body = False  # True: see stream_request_body
 
     def __init__(self, application, request, **kwargs):
         super(RequestHandler, self).__init__()
@@ -136,7 +139,6 @@ class RequestHandler(object):
         # With @stream_request_body: resolved once prepare() is done, for the server to
         # start reading the body.
         self._prepared_future = None
-        self._new_cookie = http_cookies.SimpleCookie()  # kept by clear(), as in 5.1
         self.path_args = None
         self.path_kwargs = None
         self.clear()
@@ -165,7 +167,7 @@ class RequestHandler(object):
     def on_connection_close(self):
         """Called when the client goes away before the response is finished (an override
         calls it: with `stream_request_body`, it ends the wait for the body)."""
-        if _has_stream_request_body(type(self)) and not self.request.body.done():
+        if self._stream_request_body and not self.request.body.done():
             self.request.body.set_exception(StreamClosedError())
             self.request.body.exception()  # retrieved: _execute may have stopped waiting
 
@@ -177,10 +179,11 @@ class RequestHandler(object):
 
     def clear(self):
         """Reset the headers, the status and the unwritten body to their defaults."""
-        self._headers = httputil.HTTPHeaders({
-            'Server': 'TornadoServer/%s' % tinytornado.version,
-            'Content-Type': 'text/html; charset=UTF-8',
-            'Date': httputil.format_timestamp(time.time()),
+        # Made whole, names normalized already: every response starts here.
+        self._headers = httputil.HTTPHeaders._adopt(list(_DEFAULT_HEADER_NAMES), {
+            'Server': [_SERVER_HEADER],
+            'Content-Type': ['text/html; charset=UTF-8'],
+            'Date': [httputil.format_timestamp(time.time())],
         })
         self.set_default_headers()
         self._write_buffer = []
@@ -239,6 +242,8 @@ class RequestHandler(object):
         name, value = native_str(name), native_str(value)
         if re.search(r'[\x00-\x20]', name + value):
             raise ValueError('Invalid cookie %r: %r' % (name, value))
+        if getattr(self, '_new_cookie', None) is None:
+            self._new_cookie = http_cookies.SimpleCookie()  # made when first needed, as in 5.1
         if name in self._new_cookie:
             del self._new_cookie[name]
         self._new_cookie[name] = value
@@ -420,8 +425,12 @@ class RequestHandler(object):
                     self._status_code, self._headers, chunk, include_footers)
             if self.request.method == 'HEAD':
                 chunk = None
-            for cookie in self._new_cookie.values():
-                self.add_header('Set-Cookie', cookie.OutputString(None))
+            # The instance's dict, not getattr: no AttributeError made for most responses,
+            # which set no cookie.
+            new_cookie = self.__dict__.get('_new_cookie')
+            if new_cookie is not None:
+                for cookie in new_cookie.values():
+                    self.add_header('Set-Cookie', cookie.OutputString(None))
             start_line = httputil.ResponseStartLine('', self._status_code, self._reason)
             return self.request.connection.write_headers(start_line, self._headers, chunk,
                                                          callback=callback)
@@ -486,9 +495,11 @@ class RequestHandler(object):
 
     def check_etag_header(self):
         """Whether the request's If-None-Match matches the response's Etag (weakly)."""
+        if_none_match = self.request.headers.get('If-None-Match')
+        if not if_none_match:  # most requests: nothing to match
+            return False
         computed = utf8(self._headers.get('Etag', ''))
-        requested = re.findall(br'\*|(?:W/)?"[^"]*"', utf8(self.request.headers.get(
-            'If-None-Match', '')))
+        requested = re.findall(br'\*|(?:W/)?"[^"]*"', utf8(if_none_match))
         if not computed or not requested:
             return False
         if requested[0] == b'*':
@@ -599,7 +610,7 @@ class RequestHandler(object):
                 raise HTTPError(405)
             self.path_args = [self.decode_argument(arg) for arg in args]
             self.path_kwargs = dict((name, self.decode_argument(value, name=name))
-                                    for name, value in kwargs.items())
+                                    for name, value in kwargs.items()) if kwargs else {}
             result = self.prepare()
             if result is not None:
                 yield result
@@ -607,7 +618,7 @@ class RequestHandler(object):
                 self._prepared_future.set_result(None)  # the body may come now
             if self._finished:
                 return
-            if _has_stream_request_body(type(self)):
+            if self._stream_request_body:
                 try:
                     yield self.request.body  # resolves once data_received has had it all
                 except StreamClosedError:
@@ -1059,8 +1070,12 @@ class Application(httputil.HTTPServerConnectionDelegate):
 
     def find_handler(self, request):
         """``(handler class, kwargs, path args, path kwargs)`` serving `request`."""
-        routes = [specs for host, specs in self._host_routes if host.match(request.host_name)]
-        routes.append(self._wildcard)
+        if self._host_routes:
+            routes = [specs for host, specs in self._host_routes
+                      if host.match(request.host_name)]
+            routes.append(self._wildcard)
+        else:  # most applications: no add_handlers
+            routes = [self._wildcard]
         if self.default_host is not None and 'X-Real-Ip' not in request.headers:
             routes.extend(specs for host, specs in self._default_host_routes
                           if host.match(self.default_host))
