@@ -342,10 +342,10 @@ class RequestHandler(object):
             return str(value)
         if isinstance(value, binary_type):
             value = value.decode('latin1')
+        elif isinstance(value, datetime.datetime):  # before numbers' abc, slow on 2.7
+            return httputil.format_timestamp(value)
         elif isinstance(value, numbers.Integral):
             return str(value)
-        elif isinstance(value, datetime.datetime):
-            return httputil.format_timestamp(value)
         elif not isinstance(value, text_type):
             raise TypeError('Unsupported header value %r' % value)
         if _UNSAFE_HEADER_CHARS.search(value):
@@ -626,7 +626,12 @@ class RequestHandler(object):
             method = getattr(self, self.request.method.lower())
             result = method(*self.path_args, **self.path_kwargs)
             if result is not None:  # a Future, or a coroutine object of an async def
-                yield result
+                if result.__class__ is Future and result.done():
+                    # What the yield would do, without making this a Runner's coroutine:
+                    # a coroutine method that never waited (a small static file).
+                    result.result()
+                else:
+                    yield result
             if self._auto_finish and not self._finished:
                 self.finish()
         except Exception as e:
@@ -676,6 +681,14 @@ class RequestHandler(object):
 _create_signature_v1 = signature_v1
 _create_signature_v2 = signature_v2
 _time_independent_equals = hmac.compare_digest
+
+
+def _stat_or_none(path):
+    """os.stat(path), or None where os.path.exists would say False."""
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):  # ValueError: a NUL in the path, as exists() takes it
+        return None
 
 
 def _weak(etag):
@@ -854,7 +867,11 @@ class StaticFileHandler(RequestHandler):
         for chunk in content:
             try:
                 self.write(chunk)
-                yield self.flush()
+                flushed = self.flush()
+                if flushed.done():  # sent already: no wait, and this coroutine no Runner
+                    flushed.result()
+                else:
+                    yield flushed
             except StreamClosedError:
                 return  # the client went away
 
@@ -910,21 +927,28 @@ class StaticFileHandler(RequestHandler):
     def validate_absolute_path(self, root, absolute_path):
         """`absolute_path` if it is a file under `root`; else an HTTPError (403 outside
         root or not a file, 404 absent), or None after redirecting a directory's URL to
-        its form with a slash."""
+        its form with a slash.
+
+        The file is stat'ed once (what isdir, exists and isfile would ask each time), and
+        the result kept for `get_content_size` and `get_modified_time`."""
         root = os.path.abspath(root)
         if not root.endswith(os.path.sep):
             root += os.path.sep
         if not (absolute_path + os.path.sep).startswith(root):
             raise HTTPError(403, '%s is not in root static directory', self.path)
-        if os.path.isdir(absolute_path) and self.default_filename is not None:
+        file_stat = _stat_or_none(absolute_path)
+        if (file_stat is not None and stat.S_ISDIR(file_stat.st_mode) and
+                self.default_filename is not None):
             if not self.request.path.endswith('/'):
                 self.redirect(self.request.path + '/', permanent=True)
                 return None
             absolute_path = os.path.join(absolute_path, self.default_filename)
-        if not os.path.exists(absolute_path):
+            file_stat = _stat_or_none(absolute_path)
+        if file_stat is None:
             raise HTTPError(404)
-        if not os.path.isfile(absolute_path):
+        if not stat.S_ISREG(file_stat.st_mode):
             raise HTTPError(403, '%s is not a file', self.path)
+        self._validated_stat = absolute_path, file_stat
         return absolute_path
 
     @classmethod
@@ -937,9 +961,17 @@ class StaticFileHandler(RequestHandler):
         return _staticfiles.content_version(cls.get_content(abspath))
 
     def _stat(self):
-        if not hasattr(self, '_stat_result'):
-            self._stat_result = os.stat(self.absolute_path)
-        return self._stat_result
+        # The instance's dict, not hasattr: no AttributeError made per request.
+        result = self.__dict__.get('_stat_result')
+        if result is None:
+            # validate_absolute_path's, unless an override validated another path.
+            validated = self.__dict__.get('_validated_stat')
+            if validated is not None and validated[0] == self.absolute_path:
+                result = validated[1]
+            else:
+                result = os.stat(self.absolute_path)
+            self._stat_result = result
+        return result
 
     def get_content_size(self):
         return self._stat().st_size
