@@ -114,6 +114,8 @@ class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
         return _READERS[self._state](self)
 
     def _read_head(self):
+        if not self._received and not self._eof:
+            return NEED_DATA  # the server asks first, before it reads: nothing to parse
         if self._received.peek(1) in (b'\r', b'\n'):
             self._skip_blank_lines()  # RFC 9112 2.2: blank lines before a request are ignored
         end = self._block_end(self._received.search(_HEAD_END, 3), 'request head', 431)

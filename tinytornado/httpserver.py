@@ -372,7 +372,10 @@ class HTTP1Connection(object):
         self.context = server_conn.context
         self.params = server_conn.params
         self._protocol = server_conn.protocol
-        self._finish_future = Future()  # the response has been written whole (or abandoned)
+        self._response_ended = False  # written whole (or abandoned)
+        # A Future of _response_ended, made only when read_request must wait for it (a
+        # response written later than its request was read): most are written at once.
+        self._response_waiter = None
         self._pending_write = None
         self._close_callback = None
         self._body_timeout = self.params.body_timeout
@@ -456,9 +459,10 @@ class HTTP1Connection(object):
             if not self._write_finished:  # else the response did without the body
                 delegate_open = False
                 self._call_now(delegate.finish)
-            if not self._finish_future.done() and not self.stream.closed():
+            if not self._response_ended and not self.stream.closed():
                 self.stream.set_close_callback(self._on_connection_close)
-                yield self._finish_future
+                self._response_waiter = Future()
+                yield self._response_waiter
             if self.stream is None:
                 raise gen.Return(False)
             if protocol.reusable and not self.stream.closed():
@@ -606,9 +610,14 @@ class HTTP1Connection(object):
         callback, self._close_callback = self._close_callback, None
         if callback is not None:
             self._call_quietly(callback)
-        if not self._finish_future.done():
-            self._finish_future.set_result(None)
+        self._end_response()
         self._clear_callbacks()
+
+    def _end_response(self):
+        if not self._response_ended:
+            self._response_ended = True
+            if self._response_waiter is not None:
+                self._response_waiter.set_result(None)
 
     def _clear_callbacks(self):
         self._close_callback = None
@@ -619,8 +628,7 @@ class HTTP1Connection(object):
         """Take the stream over (the server lets go of the connection): returns it."""
         self._clear_callbacks()
         stream, self.stream = self.stream, None
-        if not self._finish_future.done():
-            self._finish_future.set_result(None)
+        self._end_response()
         return stream
 
     def write_headers(self, start_line, headers, chunk=None, callback=None):
@@ -679,8 +687,7 @@ class HTTP1Connection(object):
         if self.stream is not None:
             self.stream.close()
         self._clear_callbacks()
-        if not self._finish_future.done():
-            self._finish_future.set_result(None)
+        self._end_response()
 
     def _frame(self, chunk):
         try:
@@ -709,5 +716,4 @@ class HTTP1Connection(object):
             # Answered before its body was read (a streaming handler's early error): as in
             # 5.1, close rather than wait for a body nobody will read.
             self.stream.close()
-        if not self._finish_future.done():
-            self._finish_future.set_result(None)
+        self._end_response()

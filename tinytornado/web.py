@@ -460,7 +460,7 @@ class RequestHandler(object):
                     raise RuntimeError('Cannot send body with %s' % self._status_code)
                 self._clear_headers_for_304()
             elif 'Content-Length' not in self._headers:
-                self.set_header('Content-Length', sum(len(part) for part in self._write_buffer))
+                self.set_header('Content-Length', sum(map(len, self._write_buffer)))
         if self.request.connection is not None:
             self.request.connection.set_close_callback(None)
         self.flush(include_footers=True)
