@@ -683,6 +683,23 @@ _create_signature_v2 = signature_v2
 _time_independent_equals = hmac.compare_digest
 
 
+# An absolute static root -> its abspath ending in the separator: the same for every
+# request (a relative root is not kept: it depends on the working directory).
+_absolute_roots = {}
+_MAX_ABSOLUTE_ROOTS = 64
+
+
+def _root_with_separator(root):
+    normalized = _absolute_roots.get(root)
+    if normalized is None:
+        normalized = os.path.abspath(root)
+        if not normalized.endswith(os.path.sep):
+            normalized += os.path.sep
+        if os.path.isabs(root) and len(_absolute_roots) < _MAX_ABSOLUTE_ROOTS:
+            _absolute_roots[root] = normalized
+    return normalized
+
+
 def _stat_or_none(path):
     """os.stat(path), or None where os.path.exists would say False."""
     try:
@@ -931,9 +948,7 @@ class StaticFileHandler(RequestHandler):
 
         The file is stat'ed once (what isdir, exists and isfile would ask each time), and
         the result kept for `get_content_size` and `get_modified_time`."""
-        root = os.path.abspath(root)
-        if not root.endswith(os.path.sep):
-            root += os.path.sep
+        root = _root_with_separator(root)
         if not (absolute_path + os.path.sep).startswith(root):
             raise HTTPError(403, '%s is not in root static directory', self.path)
         file_stat = _stat_or_none(absolute_path)
@@ -1143,7 +1158,8 @@ class Application(httputil.HTTPServerConnectionDelegate):
         if not self.settings.get('static_hash_cache', True):
             self.settings.get('static_handler_class', StaticFileHandler).reset()
         handler = handler_class(self, request, **kwargs)
-        handler._transforms = [transform(request) for transform in self.transforms]
+        handler._transforms = ([transform(request) for transform in self.transforms]
+                               if self.transforms else [])
         return handler, args, path_kwargs
 
     def log_request(self, handler):
