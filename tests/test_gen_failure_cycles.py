@@ -7,19 +7,25 @@ wrappers run each test (the `wrapper_kind` fixture: C and pure-Python, as with
 TINYTORNADO_EXTENSION=0); the file is meant for 2.7, 3.11 and 3.13, where ended frames
 keep their callers (see gen._clear_settling_frames).
 
+The same for a coroutine that catches a failure and ends well: from 3.12 its ended frame
+keeps the frames that resumed it as its callers, as they were when they returned (see
+_compat.ENDED_FRAMES_KEEP_CALLER), and none of them may name what failed.
+
 Left as it is, in Tornado and asyncio alike: a frame that keeps a failed Future in a local
 (``child = fetch(); yield child``) is in a cycle with that Future's exception, whose
 traceback holds the frame. The coroutines here yield what they wait for directly.
 """
 from __future__ import absolute_import, division, print_function
 
+import functools
 import gc
 import weakref
 
 import pytest
 
 from tinytornado import gen
-from tinytornado.concurrent import Future
+from tinytornado.concurrent import CancelledError, Future
+from tinytornado.ioloop import IOLoop
 
 COROUTINES = 1000
 
@@ -39,6 +45,8 @@ class _Coroutines(object):
         self.fails_after = gen.coroutine(self._fails_after)
         self.waits_for_a_failing_child = gen.coroutine(self._waits_for_a_failing_child)
         self.waits_for_a_waiting_child = gen.coroutine(self._waits_for_a_waiting_child)
+        self.catches = gen.coroutine(self._catches)
+        self.catches_after_a_wait = gen.coroutine(self._catches_after_a_wait)
 
     @staticmethod
     def _fails_at_once(token):
@@ -64,6 +72,23 @@ class _Coroutines(object):
     def _waits_for_a_waiting_child(self, token):
         yield self.waits_for(_Token(), Future())
 
+    # These take what makes the Future they wait for: one named by a local of theirs
+    # would be in a cycle with them, as the module's docstring says.
+    @staticmethod
+    def _catches(token, make_waited):
+        try:
+            yield make_waited()
+        except (ValueError, CancelledError):
+            pass
+
+    @staticmethod
+    def _catches_after_a_wait(token, make_waited):
+        yield gen.moment
+        try:
+            yield make_waited()
+        except ValueError:
+            pass
+
     def start(self, kind, token):
         """A coroutine of `kind` holding `token`, and what ends it (None: it ends by
         itself)."""
@@ -79,11 +104,39 @@ class _Coroutines(object):
         if kind == 'cancelled waiting on a child':
             future = self.waits_for_a_waiting_child(token)
             return future, future.cancel
+        if kind == 'catches a child failing in the stack that started it':
+            # Tornado 5.1's gen_test test_coroutine_refcounting: the child's first yield is
+            # done, so it fails within the parent's call, before the parent first yields.
+            child = functools.partial(self.fails_after, token, gen.maybe_future(None))
+            return self.catches(token, child), None
+        if kind == 'catches a failure that comes later':
+            return self.catches(token, _failing_in_the_next_pass), None
+        if kind == 'catches a failure done before it is yielded, after a wait':
+            return self.catches_after_a_wait(token, _failed), None
+        if kind == 'catches its cancellation':
+            future = self.catches(token, Future)
+            return future, future.cancel
         raise AssertionError(kind)
+
+
+def _failed():
+    future = Future()
+    future.set_exception(ValueError('failed before it was yielded'))
+    return future
+
+
+def _failing_in_the_next_pass():
+    future = Future()
+    IOLoop.current().add_callback(future.set_exception, ValueError('failed later'))
+    return future
 
 
 KINDS = ['fails before its first yield', 'fails after a wait', 'cancelled while waiting',
          'fails in a child, resuming its parent in that stack', 'cancelled waiting on a child']
+CATCHING_KINDS = ['catches a child failing in the stack that started it',
+                  'catches a failure that comes later',
+                  'catches a failure done before it is yielded, after a wait',
+                  'catches its cancellation']
 
 
 @pytest.fixture
@@ -111,10 +164,9 @@ def _all_ended(futures):
     return ended
 
 
-@pytest.mark.parametrize('kind', KINDS)
-def test_a_failed_coroutine_frees_its_locals_without_the_collector(io_loop, coroutines,
-                                                                   collector_off, kind):
-    tokens, futures = [], []
+def _run(io_loop, coroutines, kind, tokens, futures):
+    """Run COROUTINES coroutines of `kind` to their end, adding weak references to their
+    tokens to `tokens` and their Futures to `futures`."""
     for _ in range(COROUTINES):
         token = _Token()
         tokens.append(weakref.ref(token))
@@ -123,10 +175,32 @@ def test_a_failed_coroutine_frees_its_locals_without_the_collector(io_loop, coro
         if end is not None:
             io_loop.add_callback(end)
     del token, future, end
-    io_loop.run_sync(lambda: _all_ended(futures), timeout=10)
+    started = futures  # What the closure reads: a cell for an argument stays a copy on 2.7.
+    io_loop.run_sync(lambda: _all_ended(started), timeout=10)
+    # A failed coroutine's frame keeps this one among its callers (the loop's frames too,
+    # naming that closure): naming the Futures, they would be in a cycle with them.
+    started = futures = None
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_a_failed_coroutine_frees_its_locals_without_the_collector(io_loop, coroutines,
+                                                                   collector_off, kind):
+    tokens, futures = [], []
+    _run(io_loop, coroutines, kind, tokens, futures)
     for future in futures:
         assert future.exc_info() is not None  # retrieved: nothing is logged
     del future
+    futures = None
+    assert sum(1 for token in tokens if token() is not None) == 0
+    assert collector_off() == 0
+
+
+@pytest.mark.parametrize('kind', CATCHING_KINDS)
+def test_a_coroutine_catching_a_failure_frees_its_locals_without_the_collector(
+        io_loop, coroutines, collector_off, kind):
+    tokens, futures = [], []
+    _run(io_loop, coroutines, kind, tokens, futures)
+    assert [future.result() for future in futures] == [None] * COROUTINES
     futures = None
     assert sum(1 for token in tokens if token() is not None) == 0
     assert collector_off() == 0

@@ -33,8 +33,12 @@ unichr = six.unichr
 # are not, so code that wants a finalizer must keep it out of every cycle.
 GC_CYCLE_FINALIZERS = sys.version_info >= (3, 4)
 
-# From 3.12 the frame of a generator that ended by an exception keeps its caller's frame
-# (``f_back``), locals and all, for as long as the traceback is kept; before, it has none.
+# From 3.12 the frame of a generator that has ended, if a traceback still holds it, keeps
+# as its caller (``f_back``) the frame that last resumed it, and that frame its own
+# callers, each with its locals as they were when it returned; before, an ended
+# generator's frame has no caller. CPython's issue gh-100964, fixed in 3.13's later
+# releases (not in 3.12's): where it is fixed, the clean-up this flag asks for is merely
+# not needed.
 ENDED_FRAMES_KEEP_CALLER = sys.version_info >= (3, 12)
 
 # Possessive quantifiers ('*+') and atomic groups in `re`: CPython 3.11 added them, and
@@ -125,7 +129,13 @@ else:
         value = exc_info[1]
         if value.__traceback__ is not exc_info[2]:
             value = value.with_traceback(exc_info[2])
-        return generator.throw(value)
+        try:
+            return generator.throw(value)
+        finally:
+            # A generator that catches it and ends keeps this frame as its caller from
+            # 3.12 (see ENDED_FRAMES_KEEP_CALLER), while the exception's traceback holds
+            # the generator's frame: naming the exception here would make a cycle.
+            exc_info = value = None
 
 
 def clear_frame(frame):

@@ -27,7 +27,8 @@ from tinytornado._http1parser import (
 )
 from tinytornado.httputil import (
     DEFAULT_MAX_HEADER_LINES, DEFAULT_MAX_HEADER_SIZE, NEED_DATA, PAUSED, BodyData,
-    ConnectionClosed, EndOfMessage, HTTPHeaders, HTTPInputError, HTTPOutputError, responses,
+    ConnectionClosed, EndOfMessage, HTTPInputError, HTTPOutputError, headers_from_fields,
+    responses,
 )
 
 __all__ = ['HTTP1ServerProtocol', 'RequestHead', 'RequestError', 'CONTINUE']
@@ -240,7 +241,7 @@ class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
 
     def _end_request(self, trailers=None):
         self._state = REQUEST_DONE
-        return EndOfMessage(HTTPHeaders._adopt([], {}) if trailers is None else trailers)
+        return EndOfMessage(headers_from_fields([], {}) if trailers is None else trailers)
 
     def _read_done(self):
         return PAUSED
@@ -438,7 +439,7 @@ def _headers(lines, max_header_lines):
     names, values = parse_fields(lines)
     # One dict for both: the protocol reads `values` (framing, Expect, Connection) before
     # the application is handed the headers, and never after.
-    return HTTPHeaders._adopt(names, values), values
+    return headers_from_fields(names, values), values
 
 
 if PY2:

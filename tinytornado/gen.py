@@ -215,7 +215,7 @@ class Runner(object):
             future = self.future
             if future is _resolved:
                 # A moment has passed: None is sent in, or CancelledError (see
-                # _throw_cancelled).
+                # _cancellation).
                 result = FAILED if self.must_cancel else None
             else:
                 result = future._outcome
@@ -245,13 +245,18 @@ class Runner(object):
                 # wait: a done Future's outcome comes first.
                 if result is not FAILED:
                     yielded = self.gen.send(result)
-                elif future is not _resolved and future._state is not CANCELLED:
-                    # The failure of what it waited for: every timeout a coroutine hears
-                    # of comes here.
-                    yielded = throw_exc_info(self.gen, future.exc_info())
                 else:
-                    # A moment that passed, or a cancellation: see _throw_cancelled.
-                    yielded = self._throw_cancelled(future)
+                    # A generator that catches what is thrown in and ends keeps this
+                    # frame as its caller from 3.12, as it is when run returns: then it
+                    # must name nothing that holds the failure (see _start_runner).
+                    yielded = done = self.future = None
+                    if future is not _resolved and future._state is not CANCELLED:
+                        # The failure of what it waited for: every timeout a coroutine
+                        # hears of comes here.
+                        yielded = throw_exc_info(self.gen, future.exc_info())
+                    else:
+                        # A moment that passed, or a cancellation: see _cancellation.
+                        yielded = throw_exc_info(self.gen, self._cancellation(future))
             except _RETURNED as e:
                 args = e.args  # As in the wrapper.
                 value = args[0] if args else None
@@ -304,10 +309,9 @@ class Runner(object):
         cancelled.set_cancelled()
         return cancelled
 
-    def _throw_cancelled(self, future):
-        """Resume the generator with CancelledError, what it waited for having been
-        cancelled (or in place of a moment, cancel() having come meanwhile); what it
-        yields next.
+    def _cancellation(self, future):
+        """The exc_info to throw into the generator, what it waited for having been
+        cancelled (or in place of a moment, cancel() having come meanwhile).
 
         The CancelledError of `future` if it has a traceback: a cancelled coroutine's,
         which shows the yields it went through (gen_test's timeout message lists them).
@@ -320,7 +324,7 @@ class Runner(object):
         exc_info = future.exc_info()
         if exc_info is None or exc_info[2] is None:
             exc_info = cancelled_exc_info()
-        return throw_exc_info(self.gen, exc_info)
+        return exc_info
 
     def handle_yield(self, yielded):
         """Take what the generator yielded as the Future to wait for; False if it gave up
@@ -377,8 +381,7 @@ class Runner(object):
 
 
 # The Runner's frames an exception thrown into, or raised by, its generator passes through.
-_RUNNER_CODE = frozenset([Runner.__dict__['run'].__code__,
-                          Runner.__dict__['_throw_cancelled'].__code__, throw_exc_info.__code__])
+_RUNNER_CODE = frozenset([Runner.__dict__['run'].__code__, throw_exc_info.__code__])
 
 
 def _without_runner_frames(exc_info):
@@ -444,6 +447,17 @@ def _start_runner(gen, yielded):
         if not runner.handle_yield(yielded):
             return future
     runner.run()
+    if ENDED_FRAMES_KEEP_CALLER and runner.gen is None:
+        # It ended in this very stack: its generator's frame, which a traceback may hold,
+        # keeps this frame as its caller's caller, with the locals it has on returning
+        # (see ENDED_FRAMES_KEEP_CALLER). So they must not name what it first yielded (a
+        # failed Future it caught, say), nor its own Future if it failed: that one is
+        # handed back on the stack alone. A cycle otherwise, its locals kept until the
+        # garbage collector runs; a try/finally would cost every coroutine.
+        yielded = None
+        if runner.result_future is None:  # It failed (see _fail).
+            future = [future]
+            return future.pop()
     return future
 
 

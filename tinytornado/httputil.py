@@ -111,16 +111,6 @@ class HTTPHeaders(collections_abc.MutableMapping):
         elif args or kwargs:  # the mixin's update is slow even with nothing to add
             self.update(*args, **kwargs)
 
-    @classmethod
-    def _adopt(cls, names, values):
-        """Headers made of `names` (normalized, in order) and `values` (name -> list), as the
-        parser builds them: taken over, not copied."""
-        headers = cls.__new__(cls)
-        headers._names = names
-        headers._values = values
-        headers._last_name = names[-1] if names else None
-        return headers
-
     def add(self, name, value):
         """Add a value for `name`, keeping the values it already has."""
         normalized = normalize_name(name)
@@ -205,6 +195,18 @@ class HTTPHeaders(collections_abc.MutableMapping):
 
     def __repr__(self):
         return '%s(%r)' % (type(self).__name__, list(self.get_all()))
+
+
+def headers_from_fields(names, values):
+    """HTTPHeaders made of `names` (normalized, in order) and `values` (name -> list), as
+    the parser builds them: taken over, not copied. For the HTTP/1 protocols (this module's
+    client side and _http1server) and web's default response headers, not in `__all__`:
+    see docs/design.md."""
+    headers = HTTPHeaders.__new__(HTTPHeaders)
+    headers._names = names
+    headers._values = values
+    headers._last_name = names[-1] if names else None
+    return headers
 
 
 # --- Response events ---------------------------------------------------------------------
@@ -493,7 +495,7 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
     def _read_body(self):
         remaining = self._remaining
         if not remaining:
-            return self._end_message(HTTPHeaders._adopt([], {}))
+            return self._end_message(headers_from_fields([], {}))
         data = self._received.take(remaining)
         if data:
             self._remaining = remaining - len(data)
@@ -526,7 +528,7 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
     def _read_trailers(self):
         if self._received.peek(2) == b'\r\n':  # no trailers: the usual end of a chunked body
             self._received.take(2)
-            return self._end_message(HTTPHeaders._adopt([], {}))
+            return self._end_message(headers_from_fields([], {}))
         try:
             if self._received.peek(1) == b'\n':
                 raise ValueError('the last chunk is followed by a bare LF, not CRLF')
@@ -545,7 +547,7 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
         if data:
             return BodyData(data)
         if self._eof:
-            return self._end_message(HTTPHeaders._adopt([], {}))
+            return self._end_message(headers_from_fields([], {}))
         return NEED_DATA
 
     def _end_message(self, trailers):
@@ -606,7 +608,7 @@ class HTTP1ClientProtocol(FedBytes, ChunkedBodyReader):
             raise HTTPInputError('%s has %d header lines, more than max_header_lines (%d)'
                                  % (block_name, len(lines), self.max_header_lines))
         names, values = parse_fields(lines)
-        return HTTPHeaders._adopt(names, values)
+        return headers_from_fields(names, values)
 
 
 _READERS = {

@@ -180,7 +180,7 @@ class RequestHandler(object):
     def clear(self):
         """Reset the headers, the status and the unwritten body to their defaults."""
         # Made whole, names normalized already: every response starts here.
-        self._headers = httputil.HTTPHeaders._adopt(list(_DEFAULT_HEADER_NAMES), {
+        self._headers = httputil.headers_from_fields(list(_DEFAULT_HEADER_NAMES), {
             'Server': [_SERVER_HEADER],
             'Content-Type': ['text/html; charset=UTF-8'],
             'Date': [httputil.format_timestamp(time.time())],
