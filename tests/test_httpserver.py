@@ -202,6 +202,34 @@ def test_keep_alive_serves_requests_on_one_connection(io_loop, start_server, cli
     assert len(set(seen[:5])) == 1 and seen[5] is seen[6] and seen[5] is not seen[0]
 
 
+def test_a_request_callback_replaced_after_start_serves_new_connections(io_loop,
+                                                                       start_server, client):
+    # Whether request_callback is a delegate is asked again for a new callback. (A kept
+    # alive connection has started its next request already: each fetch closes its own.)
+    class Streaming(RequestDelegate):
+        def data_received(self, chunk):
+            self.chunk = chunk
+
+        def finish(self):
+            respond(self, b'streamed ' + self.chunk)
+    server, port = start_server(echo)
+    close = {'Connection': 'close'}
+
+    @gen.coroutine
+    def go():
+        first = yield client.fetch('http://127.0.0.1:%d/one' % port, headers=close)
+        assert json.loads(first.body.decode())['uri'] == '/one'
+        server.request_callback = Delegates(Streaming)
+        second = yield client.fetch('http://127.0.0.1:%d/two' % port, method='POST',
+                                    body=b'abc', headers=close)
+        server.request_callback = lambda request: respond(request, b'plain')
+        third = yield client.fetch('http://127.0.0.1:%d/three' % port, headers=close)
+        raise gen.Return((second, third))
+    second, third = run(io_loop, go)
+    assert second.body == b'streamed abc'
+    assert third.body == b'plain'
+
+
 def test_connection_close_and_http10(io_loop, start_server):
     _, port = start_server()
 

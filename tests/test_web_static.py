@@ -135,6 +135,38 @@ class StaticTest(AsyncHTTPTestCase):
         self.assertNotIn(b'secret', response.body)
 
 
+    def test_one_stat_per_request(self):
+        path = os.path.join(self.root, 'data.txt')
+        stats = []
+        real_stat = os.stat
+
+        def counting_stat(name, *args, **kwargs):
+            if name == path:
+                stats.append(name)
+            return real_stat(name, *args, **kwargs)
+        self.fetch('/static/data.txt')  # the hash is computed once, without a stat
+        os.stat = counting_stat
+        try:
+            response = self.fetch('/static/data.txt')
+        finally:
+            os.stat = real_stat
+        self.assertEqual((response.code, response.body), (200, CONTENT))
+        self.assertEqual(len(stats), 1)
+
+    def test_an_override_that_validates_another_path_is_stated_anew(self):
+        robots = os.path.join(self.root, 'robots.txt')
+
+        class Elsewhere(StaticFileHandler):
+            def validate_absolute_path(self, root, absolute_path):
+                super(Elsewhere, self).validate_absolute_path(root, absolute_path)
+                return robots
+
+        self._app.add_handlers('.*', [(r'/elsewhere/(.*)', Elsewhere, {'path': self.root})])
+        response = self.fetch('/elsewhere/data.txt')
+        self.assertEqual((response.code, response.body), (200, b'User-agent: *'))
+        self.assertEqual(response.headers['Content-Length'], str(len(b'User-agent: *')))
+
+
 class StaticDebugTest(StaticTest):
     settings = {'debug': True}
 
@@ -172,3 +204,5 @@ def test_read_file_in_pieces(tmpdir):
     pieces = list(_staticfiles.read_file(str(path)))
     assert [len(p) for p in pieces] == [65536, 65536, 65536, 8192]
     assert b''.join(_staticfiles.read_file(str(path), 65530, 65540)) == b'x' * 10
+    path.write_binary(b'x' * 65536)  # a whole piece: read on, to find the end
+    assert [len(p) for p in _staticfiles.read_file(str(path))] == [65536]

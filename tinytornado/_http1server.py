@@ -115,6 +115,8 @@ class HTTP1ServerProtocol(FedBytes, ChunkedBodyReader):
         return _READERS[self._state](self)
 
     def _read_head(self):
+        if not self._received and not self._eof:
+            return NEED_DATA  # the server asks first, before it reads: nothing to parse
         if self._received.peek(1) in (b'\r', b'\n'):
             self._skip_blank_lines()  # RFC 9112 2.2: blank lines before a request are ignored
         end = self._block_end(self._received.search(_HEAD_END, 3), 'request head', 431)
@@ -444,9 +446,15 @@ if PY2:
     def _field_lines(names, values):
         """'Name: value' lines of native strs: on 2.7 a name or value may be unicode (a web
         handler's), which mixed with bytes beyond ASCII would fail, and would make the
-        head unicode."""
-        return ['%s: %s' % (native_str(name), native_str(value))
-                for name in names for value in values[name]]
+        head unicode. Formatted as they are first: most are native strs already."""
+        try:
+            lines = ['%s: %s' % (name, value) for name in names for value in values[name]]
+        except UnicodeError:
+            lines = None
+        if lines is None or ''.join(lines).__class__ is not str:
+            lines = ['%s: %s' % (native_str(name), native_str(value))
+                     for name in names for value in values[name]]
+        return lines
 else:
     def _field_lines(names, values):
         """'Name: value' lines, a name's values in the order they were added."""

@@ -383,9 +383,12 @@ class HTTPServerRequest(object):
         self._finish_time = None
         self._cookies = None
         self.path, _, self.query = uri.partition('?')
-        self.arguments = _parse_qs_bytes(self.query)
-        self.query_arguments = dict((name, list(values))
-                                    for name, values in self.arguments.items())
+        if self.query:
+            self.arguments = _parse_qs_bytes(self.query)
+            self.query_arguments = dict((name, list(values))
+                                        for name, values in self.arguments.items())
+        else:  # most requests: nothing to parse
+            self.arguments, self.query_arguments = {}, {}
         self.body_arguments = {}
 
     @property

@@ -61,6 +61,10 @@ def read_file(path, start=None, end=None):
             if remaining is not None:
                 remaining -= len(chunk)
             yield chunk
+            if len(chunk) < size:
+                # read() returns less than asked only at the end (it reads on until it
+                # has `size` bytes): asking again would be one more read for nothing.
+                return
 
 
 def content_type(path):

@@ -19,8 +19,8 @@ import sys
 
 from tinytornado import _httpserver_legacy as _legacy
 from tinytornado import gen
-from tinytornado._http1server import HTTP1ServerProtocol
-from tinytornado._kernel import done_future
+from tinytornado._compat import throw_exc_info
+from tinytornado._http1server import HTTP1ServerProtocol, RequestHead
 from tinytornado.concurrent import Future
 from tinytornado.httputil import (
     NEED_DATA, BodyData, ConnectionClosed, ContentDecoder, HTTPInputError,
@@ -116,6 +116,8 @@ class HTTPServer(TCPServer, HTTPServerConnectionDelegate):
             body_timeout=body_timeout, decompress=decompress_request)
         self.trusted_downstream = set(trusted_downstream or [])
         self._connections = set()
+        # Whether request_callback (which may be replaced) is a delegate, asked once.
+        self._checked_callback = self._callback_is_delegate = None
 
     @gen.coroutine
     def close_all_connections(self):
@@ -130,8 +132,12 @@ class HTTPServer(TCPServer, HTTPServerConnectionDelegate):
         connection.start_serving(self)
 
     def start_request(self, server_conn, request_conn):
-        if isinstance(self.request_callback, HTTPServerConnectionDelegate):
-            delegate = self.request_callback.start_request(server_conn, request_conn)
+        callback = self.request_callback
+        if callback is not self._checked_callback:  # an abc's isinstance is slow on 2.7
+            self._checked_callback = callback
+            self._callback_is_delegate = isinstance(callback, HTTPServerConnectionDelegate)
+        if self._callback_is_delegate:
+            delegate = callback.start_request(server_conn, request_conn)
         else:
             delegate = _CallableAdapter(self.request_callback, request_conn)
         if self.xheaders:
@@ -322,8 +328,21 @@ class HTTP1ServerConnection(object):
             while True:
                 request_conn = HTTP1Connection(self)
                 message_delegate = delegate.start_request(self, request_conn)
+                # read_request's generator, run here rather than as a coroutine of its
+                # own: a request is then no Runner and no Future of its own, and this
+                # coroutine waits for what it waits for (most requests: their head).
+                steps = request_conn._read_request(message_delegate)
                 try:
-                    keep_going = yield request_conn.read_request(message_delegate)
+                    waited = next(steps)
+                    while True:
+                        try:
+                            outcome = yield waited
+                        except Exception:
+                            waited = throw_exc_info(steps, sys.exc_info())
+                        else:
+                            waited = steps.send(outcome)
+                except gen.Return as returned:
+                    keep_going = returned.value
                 except _DelegateFailed:
                     self.stream.close()
                     return
@@ -353,7 +372,10 @@ class HTTP1Connection(object):
         self.context = server_conn.context
         self.params = server_conn.params
         self._protocol = server_conn.protocol
-        self._finish_future = Future()  # the response has been written whole (or abandoned)
+        self._response_ended = False  # written whole (or abandoned)
+        # A Future of _response_ended, made only when read_request must wait for it (a
+        # response written later than its request was read): most are written at once.
+        self._response_waiter = None
         self._pending_write = None
         self._close_callback = None
         self._body_timeout = self.params.body_timeout
@@ -362,52 +384,85 @@ class HTTP1Connection(object):
 
     # -- reading -----------------------------------------------------------------------------
 
-    @gen.coroutine
-    def read_request(self, delegate):
-        """Read one request into `delegate`; a Future of True if the connection can serve
-        another, False if it is closed (or detached).
+    def _read_request(self, delegate):
+        """Read one request into `delegate`: the generator of `read_request`, which the
+        server's connection runs inline. It yields only what it must wait for, so that a
+        request whose bytes have come and whose response is written at once runs through
+        without a pause; it ends with gen.Return(True) if the connection can serve
+        another request, gen.Return(False) if it is closed (or detached).
 
-        Raises (through the Future):
+        Raises:
             _DelegateFailed: the delegate raised; the error was logged.
         """
         protocol = self._protocol
         delegate_open = False  # headers_received was called, finish not yet
+        decoder = None
+        head_read = False
+        may_continue = False  # the first read of the body sends 100 Continue if asked
         try:
-            head = protocol.next_event()
-            if head is NEED_DATA:  # a pipelined head needs no wait, hence no timer
-                self._start_timer(self.params.header_timeout)
-                head = yield self._read_event()
+            while True:
+                event = protocol.next_event()
+                continuing, may_continue = may_continue, False
+                if event is NEED_DATA and not head_read:
+                    # A pipelined head needs no wait, hence no timer.
+                    self._start_timer(self.params.header_timeout)
+                # The one place that waits for bytes: the head's, and the body's.
+                while event is NEED_DATA:
+                    stream = self.stream
+                    if stream is None or (stream.closed() and self._timed_out):
+                        event = None
+                        break
+                    if continuing:
+                        continuing = False
+                        data = protocol.send_continue()
+                        if data and not stream.closed():
+                            stream.write(data)
+                    try:
+                        data = yield stream.read_bytes(_READ_SIZE, partial=True)
+                    except StreamClosedError:
+                        if self._timed_out or self.stream is None:
+                            event = None
+                            break
+                        data = b''
+                    protocol.receive_data(data)
+                    event = protocol.next_event()
+                if event is None:  # closed by a timeout or the application, or detached
+                    raise gen.Return(False)
+                kind = event.__class__
+                if kind is BodyData:
+                    data = event.data if decoder is None else decoder.decompress(event.data)
+                    if not self._write_finished:  # else the response did without the body
+                        yield self._deliver(delegate, data)
+                    continue
+                if kind is not RequestHead:
+                    break  # EndOfMessage; or ConnectionClosed, in place of a head
+                head_read = True
                 self._stop_timer()
-            if head is None or head.__class__ is ConnectionClosed:
+                decoder = self._decoder(event.headers)
+                delegate_open = True
+                waiting = self._call(delegate.headers_received,
+                                     RequestStartLine(event.method, event.target,
+                                                      event.version),
+                                     event.headers)
+                if waiting is not None:  # a yielded None would give up a loop pass
+                    yield waiting
+                if self.stream is None:  # detached: the delegate has the stream now
+                    delegate_open = False
+                    raise gen.Return(False)
+                if decoder is not None:  # the delegate may have set this request's limit
+                    decoder.max_size = protocol.max_body_size or sys.maxsize
+                self._start_timer(self._body_timeout, body=True)
+                may_continue = True
+            if kind is ConnectionClosed:
                 raise gen.Return(False)
-            decoder = self._decoder(head.headers)
-            delegate_open = True
-            waiting = self._call(delegate.headers_received,
-                                 RequestStartLine(head.method, head.target, head.version),
-                                 head.headers)
-            if waiting is not None:  # a yielded None would give up a loop pass
-                yield waiting
-            if self.stream is None:  # detached: the delegate has the stream now
-                delegate_open = False
-                raise gen.Return(False)
-            if decoder is not None:  # the delegate may have set this request's own limit
-                decoder.max_size = protocol.max_body_size or sys.maxsize
-            self._start_timer(self._body_timeout, body=True)
-            event = yield self._event(may_continue=True)
-            while event is not None and event.__class__ is BodyData:
-                data = event.data if decoder is None else decoder.decompress(event.data)
-                if not self._write_finished:  # else the response did without the body
-                    yield self._deliver(delegate, data)
-                event = yield self._event()
             self._stop_timer()
-            if event is None:
-                raise gen.Return(False)
             if not self._write_finished:  # else the response did without the body
                 delegate_open = False
                 self._call_now(delegate.finish)
-            if not self._finish_future.done() and not self.stream.closed():
+            if not self._response_ended and not self.stream.closed():
                 self.stream.set_close_callback(self._on_connection_close)
-                yield self._finish_future
+                self._response_waiter = Future()
+                yield self._response_waiter
             if self.stream is None:
                 raise gen.Return(False)
             if protocol.reusable and not self.stream.closed():
@@ -424,47 +479,16 @@ class HTTP1Connection(object):
                 self._call_quietly(delegate.on_connection_close)
             self._clear_callbacks()
 
+    # Its coroutine: a Future of True if the connection can serve another request, False
+    # if it is closed (or detached); _DelegateFailed (logged) if the delegate raised.
+    read_request = gen.coroutine(_read_request)
+
     def _decoder(self, headers):
         """A ContentDecoder for the body if decompress is on and it is encoded (the
         Content-Encoding then moves to X-Consumed-Content-Encoding, as in 5.1), else None."""
         if not self.params.decompress:
             return None
         return ContentDecoder.for_body(headers, self._protocol.max_body_size or sys.maxsize)
-
-    def _event(self, may_continue=False):
-        """A Future of the protocol's next event: already done when the bytes it needs
-        have come (a body sent with its head), without a coroutine's cost."""
-        event = self._protocol.next_event()
-        if event is NEED_DATA:
-            return self._read_event(may_continue)
-        return done_future(event)
-
-    @gen.coroutine
-    def _read_event(self, may_continue=False):
-        """The protocol's next event, the protocol needing data for it: read for as long
-        as it does. None once the stream is closed by a timeout or the application, or
-        detached. With `may_continue`, a 100 Continue is sent first if the request asked
-        for one and its body has not come."""
-        protocol = self._protocol
-        while True:
-            stream = self.stream
-            if stream is None or (stream.closed() and self._timed_out):
-                raise gen.Return(None)
-            if may_continue:
-                may_continue = False
-                data = protocol.send_continue()
-                if data and not stream.closed():
-                    stream.write(data)
-            try:
-                data = yield stream.read_bytes(_READ_SIZE, partial=True)
-            except StreamClosedError:
-                if self._timed_out or self.stream is None:
-                    raise gen.Return(None)
-                data = b''
-            protocol.receive_data(data)
-            event = protocol.next_event()
-            if event is not NEED_DATA:
-                raise gen.Return(event)
 
     @gen.coroutine
     def _deliver(self, delegate, data):
@@ -586,9 +610,14 @@ class HTTP1Connection(object):
         callback, self._close_callback = self._close_callback, None
         if callback is not None:
             self._call_quietly(callback)
-        if not self._finish_future.done():
-            self._finish_future.set_result(None)
+        self._end_response()
         self._clear_callbacks()
+
+    def _end_response(self):
+        if not self._response_ended:
+            self._response_ended = True
+            if self._response_waiter is not None:
+                self._response_waiter.set_result(None)
 
     def _clear_callbacks(self):
         self._close_callback = None
@@ -599,8 +628,7 @@ class HTTP1Connection(object):
         """Take the stream over (the server lets go of the connection): returns it."""
         self._clear_callbacks()
         stream, self.stream = self.stream, None
-        if not self._finish_future.done():
-            self._finish_future.set_result(None)
+        self._end_response()
         return stream
 
     def write_headers(self, start_line, headers, chunk=None, callback=None):
@@ -659,8 +687,7 @@ class HTTP1Connection(object):
         if self.stream is not None:
             self.stream.close()
         self._clear_callbacks()
-        if not self._finish_future.done():
-            self._finish_future.set_result(None)
+        self._end_response()
 
     def _frame(self, chunk):
         try:
@@ -689,5 +716,4 @@ class HTTP1Connection(object):
             # Answered before its body was read (a streaming handler's early error): as in
             # 5.1, close rather than wait for a body nobody will read.
             self.stream.close()
-        if not self._finish_future.done():
-            self._finish_future.set_result(None)
+        self._end_response()

@@ -200,7 +200,8 @@ class HTTPHeaders(collections_abc.MutableMapping):
 def headers_from_fields(names, values):
     """HTTPHeaders made of `names` (normalized, in order) and `values` (name -> list), as
     the parser builds them: taken over, not copied. For the HTTP/1 protocols (this module's
-    client side and _http1server), not in `__all__`: see docs/design.md."""
+    client side and _http1server) and web's default response headers, not in `__all__`:
+    see docs/design.md."""
     headers = HTTPHeaders.__new__(HTTPHeaders)
     headers._names = names
     headers._values = values
@@ -725,24 +726,28 @@ def format_timestamp(timestamp):
     """
     if timestamp.__class__ is float:  # time.time(), a server's Date on each response
         return _format_second(int(timestamp))
-    if isinstance(timestamp, datetime.datetime):
-        timestamp = calendar.timegm(timestamp.utctimetuple())
-    elif isinstance(timestamp, (tuple, time.struct_time)):
+    if isinstance(timestamp, datetime.datetime):  # a static file's Last-Modified
+        return _format_second(calendar.timegm(timestamp.utctimetuple()))
+    if isinstance(timestamp, (tuple, time.struct_time)):
         timestamp = calendar.timegm(timestamp)
     elif not isinstance(timestamp, numbers.Real):
         raise TypeError('unknown timestamp type: %r' % (timestamp,))
     return email.utils.formatdate(timestamp, usegmt=True)
 
 
-_last_formatted = (None, None)  # (second, its text): a server formats one per response
+# second -> its text: a server formats the current second for each response's Date, and
+# its static files' modification times for their Last-Modified.
+_formatted_seconds = {}
+_MAX_FORMATTED_SECONDS = 256
 
 
 def _format_second(second):
-    global _last_formatted
-    last = _last_formatted  # one tuple, replaced whole: threads read matching pairs
-    if last[0] != second:
-        last = _last_formatted = (second, email.utils.formatdate(second, usegmt=True))
-    return last[1]
+    text = _formatted_seconds.get(second)
+    if text is None:
+        if len(_formatted_seconds) >= _MAX_FORMATTED_SECONDS:
+            _formatted_seconds.clear()  # a dict's own operations: safe between threads
+        text = _formatted_seconds[second] = email.utils.formatdate(second, usegmt=True)
+    return text
 
 
 # --- Credentials -------------------------------------------------------------------------------

@@ -111,6 +111,8 @@ class Finish(Exception):
 
 
 _ARG_DEFAULT = object()
+_SERVER_HEADER = 'TornadoServer/%s' % tinytornado.version
+_DEFAULT_HEADER_NAMES = ('Server', 'Content-Type', 'Date')  # clear()'s, in this order
 _EPOCH = datetime.datetime(1970, 1, 1)  # naive, in UTC
 _CONTROL_CHARS = re.compile(r'[\x00-\x08\x0e-\x1f]')
 _UNSAFE_HEADER_CHARS = re.compile(r'[\x00-\x1f]')
@@ -124,6 +126,7 @@ class RequestHandler(object):
     """
 
     SUPPORTED_METHODS = ('GET', 'HEAD', 'POST', 'DELETE', 'PATCH', 'PUT', 'OPTIONS')
+    _stream_request_body = False  # True: see stream_request_body
 
     def __init__(self, application, request, **kwargs):
         super(RequestHandler, self).__init__()
@@ -136,7 +139,6 @@ class RequestHandler(object):
         # With @stream_request_body: resolved once prepare() is done, for the server to
         # start reading the body.
         self._prepared_future = None
-        self._new_cookie = http_cookies.SimpleCookie()  # kept by clear(), as in 5.1
         self.path_args = None
         self.path_kwargs = None
         self.clear()
@@ -165,7 +167,7 @@ class RequestHandler(object):
     def on_connection_close(self):
         """Called when the client goes away before the response is finished (an override
         calls it: with `stream_request_body`, it ends the wait for the body)."""
-        if _has_stream_request_body(type(self)) and not self.request.body.done():
+        if self._stream_request_body and not self.request.body.done():
             self.request.body.set_exception(StreamClosedError())
             self.request.body.exception()  # retrieved: _execute may have stopped waiting
 
@@ -177,10 +179,11 @@ class RequestHandler(object):
 
     def clear(self):
         """Reset the headers, the status and the unwritten body to their defaults."""
-        self._headers = httputil.HTTPHeaders({
-            'Server': 'TornadoServer/%s' % tinytornado.version,
-            'Content-Type': 'text/html; charset=UTF-8',
-            'Date': httputil.format_timestamp(time.time()),
+        # Made whole, names normalized already: every response starts here.
+        self._headers = httputil.headers_from_fields(list(_DEFAULT_HEADER_NAMES), {
+            'Server': [_SERVER_HEADER],
+            'Content-Type': ['text/html; charset=UTF-8'],
+            'Date': [httputil.format_timestamp(time.time())],
         })
         self.set_default_headers()
         self._write_buffer = []
@@ -239,6 +242,8 @@ class RequestHandler(object):
         name, value = native_str(name), native_str(value)
         if re.search(r'[\x00-\x20]', name + value):
             raise ValueError('Invalid cookie %r: %r' % (name, value))
+        if getattr(self, '_new_cookie', None) is None:
+            self._new_cookie = http_cookies.SimpleCookie()  # made when first needed, as in 5.1
         if name in self._new_cookie:
             del self._new_cookie[name]
         self._new_cookie[name] = value
@@ -337,10 +342,10 @@ class RequestHandler(object):
             return str(value)
         if isinstance(value, binary_type):
             value = value.decode('latin1')
+        elif isinstance(value, datetime.datetime):  # before numbers' abc, slow on 2.7
+            return httputil.format_timestamp(value)
         elif isinstance(value, numbers.Integral):
             return str(value)
-        elif isinstance(value, datetime.datetime):
-            return httputil.format_timestamp(value)
         elif not isinstance(value, text_type):
             raise TypeError('Unsupported header value %r' % value)
         if _UNSAFE_HEADER_CHARS.search(value):
@@ -420,8 +425,12 @@ class RequestHandler(object):
                     self._status_code, self._headers, chunk, include_footers)
             if self.request.method == 'HEAD':
                 chunk = None
-            for cookie in self._new_cookie.values():
-                self.add_header('Set-Cookie', cookie.OutputString(None))
+            # The instance's dict, not getattr: no AttributeError made for most responses,
+            # which set no cookie.
+            new_cookie = self.__dict__.get('_new_cookie')
+            if new_cookie is not None:
+                for cookie in new_cookie.values():
+                    self.add_header('Set-Cookie', cookie.OutputString(None))
             start_line = httputil.ResponseStartLine('', self._status_code, self._reason)
             return self.request.connection.write_headers(start_line, self._headers, chunk,
                                                          callback=callback)
@@ -451,7 +460,7 @@ class RequestHandler(object):
                     raise RuntimeError('Cannot send body with %s' % self._status_code)
                 self._clear_headers_for_304()
             elif 'Content-Length' not in self._headers:
-                self.set_header('Content-Length', sum(len(part) for part in self._write_buffer))
+                self.set_header('Content-Length', sum(map(len, self._write_buffer)))
         if self.request.connection is not None:
             self.request.connection.set_close_callback(None)
         self.flush(include_footers=True)
@@ -486,9 +495,11 @@ class RequestHandler(object):
 
     def check_etag_header(self):
         """Whether the request's If-None-Match matches the response's Etag (weakly)."""
+        if_none_match = self.request.headers.get('If-None-Match')
+        if not if_none_match:  # most requests: nothing to match
+            return False
         computed = utf8(self._headers.get('Etag', ''))
-        requested = re.findall(br'\*|(?:W/)?"[^"]*"', utf8(self.request.headers.get(
-            'If-None-Match', '')))
+        requested = re.findall(br'\*|(?:W/)?"[^"]*"', utf8(if_none_match))
         if not computed or not requested:
             return False
         if requested[0] == b'*':
@@ -599,7 +610,7 @@ class RequestHandler(object):
                 raise HTTPError(405)
             self.path_args = [self.decode_argument(arg) for arg in args]
             self.path_kwargs = dict((name, self.decode_argument(value, name=name))
-                                    for name, value in kwargs.items())
+                                    for name, value in kwargs.items()) if kwargs else {}
             result = self.prepare()
             if result is not None:
                 yield result
@@ -607,7 +618,7 @@ class RequestHandler(object):
                 self._prepared_future.set_result(None)  # the body may come now
             if self._finished:
                 return
-            if _has_stream_request_body(type(self)):
+            if self._stream_request_body:
                 try:
                     yield self.request.body  # resolves once data_received has had it all
                 except StreamClosedError:
@@ -615,7 +626,12 @@ class RequestHandler(object):
             method = getattr(self, self.request.method.lower())
             result = method(*self.path_args, **self.path_kwargs)
             if result is not None:  # a Future, or a coroutine object of an async def
-                yield result
+                if result.__class__ is Future and result.done():
+                    # What the yield would do, without making this a Runner's coroutine:
+                    # a coroutine method that never waited (a small static file).
+                    result.result()
+                else:
+                    yield result
             if self._auto_finish and not self._finished:
                 self.finish()
         except Exception as e:
@@ -665,6 +681,31 @@ class RequestHandler(object):
 _create_signature_v1 = signature_v1
 _create_signature_v2 = signature_v2
 _time_independent_equals = hmac.compare_digest
+
+
+# An absolute static root -> its abspath ending in the separator: the same for every
+# request (a relative root is not kept: it depends on the working directory).
+_absolute_roots = {}
+_MAX_ABSOLUTE_ROOTS = 64
+
+
+def _root_with_separator(root):
+    normalized = _absolute_roots.get(root)
+    if normalized is None:
+        normalized = os.path.abspath(root)
+        if not normalized.endswith(os.path.sep):
+            normalized += os.path.sep
+        if os.path.isabs(root) and len(_absolute_roots) < _MAX_ABSOLUTE_ROOTS:
+            _absolute_roots[root] = normalized
+    return normalized
+
+
+def _stat_or_none(path):
+    """os.stat(path), or None where os.path.exists would say False."""
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):  # ValueError: a NUL in the path, as exists() takes it
+        return None
 
 
 def _weak(etag):
@@ -843,7 +884,11 @@ class StaticFileHandler(RequestHandler):
         for chunk in content:
             try:
                 self.write(chunk)
-                yield self.flush()
+                flushed = self.flush()
+                if flushed.done():  # sent already: no wait, and this coroutine no Runner
+                    flushed.result()
+                else:
+                    yield flushed
             except StreamClosedError:
                 return  # the client went away
 
@@ -899,21 +944,26 @@ class StaticFileHandler(RequestHandler):
     def validate_absolute_path(self, root, absolute_path):
         """`absolute_path` if it is a file under `root`; else an HTTPError (403 outside
         root or not a file, 404 absent), or None after redirecting a directory's URL to
-        its form with a slash."""
-        root = os.path.abspath(root)
-        if not root.endswith(os.path.sep):
-            root += os.path.sep
+        its form with a slash.
+
+        The file is stat'ed once (what isdir, exists and isfile would ask each time), and
+        the result kept for `get_content_size` and `get_modified_time`."""
+        root = _root_with_separator(root)
         if not (absolute_path + os.path.sep).startswith(root):
             raise HTTPError(403, '%s is not in root static directory', self.path)
-        if os.path.isdir(absolute_path) and self.default_filename is not None:
+        file_stat = _stat_or_none(absolute_path)
+        if (file_stat is not None and stat.S_ISDIR(file_stat.st_mode) and
+                self.default_filename is not None):
             if not self.request.path.endswith('/'):
                 self.redirect(self.request.path + '/', permanent=True)
                 return None
             absolute_path = os.path.join(absolute_path, self.default_filename)
-        if not os.path.exists(absolute_path):
+            file_stat = _stat_or_none(absolute_path)
+        if file_stat is None:
             raise HTTPError(404)
-        if not os.path.isfile(absolute_path):
+        if not stat.S_ISREG(file_stat.st_mode):
             raise HTTPError(403, '%s is not a file', self.path)
+        self._validated_stat = absolute_path, file_stat
         return absolute_path
 
     @classmethod
@@ -926,9 +976,17 @@ class StaticFileHandler(RequestHandler):
         return _staticfiles.content_version(cls.get_content(abspath))
 
     def _stat(self):
-        if not hasattr(self, '_stat_result'):
-            self._stat_result = os.stat(self.absolute_path)
-        return self._stat_result
+        # The instance's dict, not hasattr: no AttributeError made per request.
+        result = self.__dict__.get('_stat_result')
+        if result is None:
+            # validate_absolute_path's, unless an override validated another path.
+            validated = self.__dict__.get('_validated_stat')
+            if validated is not None and validated[0] == self.absolute_path:
+                result = validated[1]
+            else:
+                result = os.stat(self.absolute_path)
+            self._stat_result = result
+        return result
 
     def get_content_size(self):
         return self._stat().st_size
@@ -1059,8 +1117,12 @@ class Application(httputil.HTTPServerConnectionDelegate):
 
     def find_handler(self, request):
         """``(handler class, kwargs, path args, path kwargs)`` serving `request`."""
-        routes = [specs for host, specs in self._host_routes if host.match(request.host_name)]
-        routes.append(self._wildcard)
+        if self._host_routes:
+            routes = [specs for host, specs in self._host_routes
+                      if host.match(request.host_name)]
+            routes.append(self._wildcard)
+        else:  # most applications: no add_handlers
+            routes = [self._wildcard]
         if self.default_host is not None and 'X-Real-Ip' not in request.headers:
             routes.extend(specs for host, specs in self._default_host_routes
                           if host.match(self.default_host))
@@ -1096,7 +1158,8 @@ class Application(httputil.HTTPServerConnectionDelegate):
         if not self.settings.get('static_hash_cache', True):
             self.settings.get('static_handler_class', StaticFileHandler).reset()
         handler = handler_class(self, request, **kwargs)
-        handler._transforms = [transform(request) for transform in self.transforms]
+        handler._transforms = ([transform(request) for transform in self.transforms]
+                               if self.transforms else [])
         return handler, args, path_kwargs
 
     def log_request(self, handler):
