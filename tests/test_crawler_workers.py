@@ -67,6 +67,7 @@ assert run_workers([['import os; os.kill(os.getpid(), 9)'], ['import sys; sys.ex
                    run_code) == 137
 assert run_workers([['raise ValueError(7)'], ['pass']], run_code) == 1
 assert run_workers([['import sys; sys.exit("said")']], run_code) == 1
+assert run_workers([['raise KeyboardInterrupt'], ['pass']], run_code) == 130
 print('done')
 """
 

@@ -142,7 +142,7 @@ class _ForkedWorker(object):
 
 def _run_in_worker(main, argv, early):
     """In a forked worker: `main(argv)` in a process as a new one starts; its status or
-    SystemExit's code (1 after an unexpected exception, printed)."""
+    SystemExit's code (1 after an unexpected exception, printed; 130 after Ctrl-C's)."""
     try:
         os.setpgrp()
         for signum, handler in _FRESH_HANDLERS.items():
@@ -153,9 +153,10 @@ def _run_in_worker(main, argv, early):
         return main(argv)
     except SystemExit as e:
         return e.code
-    except BaseException:
+    except BaseException as e:
         traceback.print_exc()
-        return 1
+        # Python 3.8+ ends by SIGINT on an uncaught Ctrl-C: 130, as a shell counts it
+        return 128 + signal.SIGINT if isinstance(e, KeyboardInterrupt) else 1
 
 
 def _leave(status):
