@@ -58,7 +58,7 @@ from .report import CrawlReport
 from ..stats import failure_cause, url_report_line
 from .usage import (COMMAND_LINE, STDOUT, UsageError, check_arguments, check_combinations,
                     check_files, option_names)
-from .workers import PER_WORKER_FILES, run_workers, worker_commands
+from .workers import PER_WORKER_FILES, run_workers, worker_argv
 
 __all__ = ['main', 'build_parser', 'EXIT_BROKEN_LINKS', 'EXIT_USAGE', 'EXIT_NO_ROOT',
            'EXIT_INTERRUPTED', 'EXIT_BROKEN_PIPE', 'EXIT_STATUSES']
@@ -134,6 +134,7 @@ def main(argv=None):
     # Before anything that may wait for Redis: its client logs an outage.
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
                         format='%(levelname)s %(name)s: %(message)s')
+    own_loop = IOLoop.current(instance=False) is None  # or this process's caller's
     configuration = _resolve(parser, argv, args)
     options = configuration.options
     try:
@@ -143,9 +144,12 @@ def main(argv=None):
         _usage_error(parser, str(e))
     if options.workers:  # resolved here too: a mistake is said once, not by each worker
         configuration.close()
+        if own_loop:  # made to resolve: the forked workers must not share its epoll fd
+            IOLoop.current().close(all_fds=True)
         files = dict((name, getattr(args, name)) for name in PER_WORKER_FILES)
-        return run_workers(worker_commands(sys.argv[1:] if argv is None else argv,
-                                           args.workers, files))
+        argv = sys.argv[1:] if argv is None else argv
+        return run_workers([worker_argv(argv, index, files)
+                            for index in range(1, args.workers + 1)], main)
     if options.collect or options.status:
         try:
             return run_view(configuration, lambda text: _say(parser, text))
