@@ -71,6 +71,14 @@ GivenBack = collections.namedtuple('GivenBack', 'stored')
 _LEASES_LOST = 'LeaseExpired: handed out %d times, never finished'
 
 
+def _log_failed_give_back(future):
+    try:
+        future.result()
+    except Exception as e:  # the store is gone: the lease runs out instead
+        app_log.warning('an item leased ahead could not be given back (%s): it comes back '
+                        'to the crawl when its lease expires, with a try counted', e)
+
+
 class Crawler(object):
     """Crawl every page reachable from `roots` in scope; crawloptions.OPTIONS tells the
     options (`options`, once resolved: an `OptionValues`). Instead of roots and options,
@@ -294,18 +302,20 @@ class Crawler(object):
     @gen.coroutine
     def _work(self):
         store = self.store
+        following = None  # the next item's lease, asked for with the last finish
         try:
             # Checked as well as cancelled: a cancel that meets an outcome already on its
             # way lets the worker go round once more.
             while not self._stopped.done():
                 try:
-                    item = yield store.lease()
+                    item = yield store.lease() if following is None else following
+                    following = None
                     if item is None:
                         return  # the crawl's work is over
                     if item.tries >= self.options.max_tries:
                         yield self._finish_unfinishable(item)
                     else:
-                        yield self._process(item)
+                        following = yield self._process(item)
                 except gen.CancelledError:
                     raise
                 except Exception:
@@ -315,6 +325,18 @@ class Crawler(object):
                     self._fail(sys.exc_info())
         except gen.CancelledError:
             pass  # stop() was called: crawl() cancels the workers
+        finally:
+            self._let_go(following)
+
+    def _let_go(self, following):
+        """Give up `following`, a lease asked for with a finish that no task will take
+        (the crawl is stopping, or failed): one not answered is cancelled; an item handed
+        out goes back as it was, untried."""
+        if following is None or following.cancel() or following.cancelled():
+            return
+        if following.exception() is None and following.result() is not None:
+            self.io_loop.add_future(self.store.put_back(following.result()),
+                                    _log_failed_give_back)
 
     def _fail(self, exc_info):
         if self._failure is None:
@@ -325,7 +347,8 @@ class Crawler(object):
 
     @gen.coroutine
     def _process(self, item):
-        """Try `item` once: record its statistic, or give it back to the store.
+        """Try `item` once: record its statistic, or give it back to the store; a Future
+        of the next item (see `_work`), or None.
 
         One coroutine per try, which waits on the HTTP client's Future and the store's
         itself: this is the crawl's hot path, and each nested coroutine would add a
@@ -354,12 +377,20 @@ class Crawler(object):
             outcome = self._statistic(item, started, exception=describe_exception(e))
         if isinstance(outcome, GivenBack):
             yield outcome.stored
-        else:
-            # The store records the URL first (a journal, a shared crawl's stream), then
-            # the outputs: see _record.
-            admitted = yield self.store.done(item, outcome, new_items)
+            return
+        # The store records the URL first (a journal, a shared crawl's stream), then the
+        # outputs: see _record. The next lease is asked for with the finish, so that a
+        # store that sends both together (the shared one) makes one round trip a URL.
+        finished = self.store.done(item, outcome, new_items)
+        following = None if self._stopped.done() else self.store.lease()
+        try:
+            admitted = yield finished
             if admitted is not None:  # None: the lease was lost, its new holder reports
                 self._record(outcome)
+        except BaseException:  # the store or an output failed, or the crawl stops
+            self._let_go(following)
+            raise
+        raise gen.Return(following)
 
     @gen.coroutine
     def _finish_unfinishable(self, item):

@@ -57,14 +57,15 @@ served goes to the back, so hosts take turns), ``waiting`` (ZSET of the hosts th
 queued items and a free lease slot but must wait: paused, or their delay not over,
 scored by the time they may be asked; they join the ring then), ``host:HOST`` (HASH of
 the host's fields: its leases, items queued, last hand-out, pause, own and adapted delays,
-and where it is scheduled, read once and written once by a script), ``leases`` (HASH url
--> "token item"), ``deadlines`` (ZSET url -> when its lease expires), ``delayed`` (ZSET
+and where it is scheduled, read once and written once by a script), ``leases`` (HASH token
+-> item text), ``deadlines`` (ZSET token -> when its lease expires), ``delayed`` (ZSET
 item -> when its retry is due), ``finished`` (STREAM of url, record), ``hosts`` (SET),
 ``counts`` (HASH: items queued, URLs seen and finished, the last turn and token given),
 ``meta``, and ``reply:OP`` (see below).
 
-Leases. Each hand-out gets a new token, kept with the item handed out; `done` and
-`retry` count only with the token of the lease still held, so a worker whose lease
+Leases. Each hand-out gets a new token, the key of its lease (so that a finish finds
+its item without reading or matching anything else); `done` and `retry` count only with
+the token of a lease still held, so a worker whose lease
 expired and was reclaimed (by any `lease` call: a dead worker's items come back without
 anyone watching) cannot finish the URL a second time: a URL is finished, and its record
 added to the ``finished`` stream, exactly once; the late finish is dropped, with a log
@@ -368,68 +369,66 @@ end
 -- An expired lease's hand-out counts as a try (its worker died, or hung): a URL that
 -- kills every worker it is handed to reaches the crawl's max tries, and fails then.
 local function reclaim(limit)
-  local urls = redis.call('ZRANGEBYSCORE', P .. 'deadlines', '-inf', NOW, 'LIMIT', 0, limit)
-  for _, url in ipairs(urls) do
-    local lease = redis.call('HGET', P .. 'leases', url)
-    redis.call('HDEL', P .. 'leases', url)
-    redis.call('ZREM', P .. 'deadlines', url)
-    local item = cjson.decode(string.match(lease, '^%d+ (.*)$'))
+  local tokens = redis.call('ZRANGEBYSCORE', P .. 'deadlines', '-inf', NOW, 'LIMIT', 0, limit)
+  if #tokens == 0 then return 0 end
+  local texts = redis.call('HMGET', P .. 'leases', unpack(tokens))
+  redis.call('HDEL', P .. 'leases', unpack(tokens))
+  redis.call('ZREM', P .. 'deadlines', unpack(tokens))
+  for _, text in ipairs(texts) do
+    local item = cjson.decode(text)
     local s = host_state(item[2])
     s.active = s.active - 1
     item[5] = item[5] + 1
     requeue(cjson.encode(item))
   end
-  return #urls
+  return #tokens
 end
 
--- End the leases of urls[i] held with tokens[i]: texts[i], the text of the item of each
--- lease ended, or false for a lease lost (expired, or held with another token); and
--- owners[i], its host (decoded once here: a JSON decode costs as much as a command).
-local function release(urls, tokens)
-  local leases = redis.call('HMGET', P .. 'leases', unpack(urls))
-  local texts, owners, ended = {}, {}, {}
-  for i = 1, #urls do
-    texts[i] = false
-    if leases[i] then
-      local held, text = string.match(leases[i], '^(%d+) (.*)$')
-      if held == tokens[i] then
-        texts[i] = text
-        ended[#ended + 1] = urls[i]
-        local host = host_of(text)
-        owners[i] = host
-        local s = host_state(host)
-        s.active = s.active - 1
-      end
+-- End the leases of `tokens` still held: texts[i], the text of the item of each lease
+-- ended, or false for a lease lost (it expired and was reclaimed); urls[i] and
+-- owners[i], its URL and host.
+local function release(tokens)
+  local leases = redis.call('HMGET', P .. 'leases', unpack(tokens))
+  local texts, urls, owners, ended = {}, {}, {}, {}
+  for i = 1, #tokens do
+    local text = leases[i]
+    texts[i] = text or false
+    if text then
+      ended[#ended + 1] = tokens[i]
+      local url, host = url_host(text)
+      urls[i], owners[i] = url, host
+      local s = host_state(host)
+      s.active = s.active - 1
     end
   end
   if #ended > 0 then
     call_with_all('HDEL', P .. 'leases', ended)
     call_with_all('ZREM', P .. 'deadlines', ended)
   end
-  return texts, owners
+  return texts, urls, owners
 end
 
--- Finish the `count_of` items whose finishes start at ARGV[first]: each as url, token,
+-- Finish the `count_of` items whose finishes start at ARGV[first]: each as token,
 -- record, n, then n quadruples to admit. A reply per finish ({1, the indexes of its items
 -- admitted}, or {0} if its lease was lost).
 local function finish(first, count_of)
   if count_of == 0 then return {} end
-  local urls, tokens, firsts = {}, {}, {}
+  local tokens, firsts = {}, {}
   local i = first
   for f = 1, count_of do
-    urls[f], tokens[f], firsts[f] = ARGV[i], ARGV[i + 1], i
-    i = i + 4 + 4 * tonumber(ARGV[i + 3])
+    tokens[f], firsts[f] = ARGV[i], i
+    i = i + 3 + 4 * tonumber(ARGV[i + 2])
   end
-  local texts, owners = release(urls, tokens)
+  local texts, urls, owners = release(tokens)
   local admission = new_admission()
   local replies, finished = {}, 0
   for f, text in ipairs(texts) do
     if text then
       local at = firsts[f]
-      redis.call('XADD', P .. 'finished', '*', 'url', urls[f], 'record', ARGV[at + 2])
+      redis.call('XADD', P .. 'finished', '*', 'url', urls[f], 'record', ARGV[at + 1])
       finished = finished + 1
       touch(admission, owners[f])  -- a slot of its host is free
-      local admitted = admit_part(admission, at + 4, at + 3 + 4 * tonumber(ARGV[at + 3]))
+      local admitted = admit_part(admission, at + 3, at + 2 + 4 * tonumber(ARGV[at + 2]))
       table.insert(admitted, 1, 1)
       replies[f] = admitted
     else
@@ -484,11 +483,11 @@ local function lease(wanted)
     count('tokens', #texts)
     for _, text in ipairs(texts) do
       token = token + 1
-      local url = url_host(text)
-      leases[#leases + 1] = url
-      leases[#leases + 1] = integer(token) .. ' ' .. text
+      local key = integer(token)
+      leases[#leases + 1] = key
+      leases[#leases + 1] = text
       deadlines[#deadlines + 1] = deadline
-      deadlines[#deadlines + 1] = url
+      deadlines[#deadlines + 1] = key
       handed[#handed + 1] = token
       handed[#handed + 1] = text
     end
@@ -556,28 +555,28 @@ end
 return remember(reply)
 """
 
-# ARGV[7] url, ARGV[8] token. The lease's request (robots.txt) went out after its
-# hand-out: the host's delay counts again from now.
+# ARGV[7] token. The lease's request (robots.txt) went out after its hand-out: the host's
+# delay counts again from now.
 _PUT_BACK = """
 local reply = replayed()
 if reply then return reply end
-local text = release({ARGV[7]}, {ARGV[8]})[1]
+local text = release({ARGV[7]})[1]
 if not text then return remember({0}) end
 host_state(host_of(text)).handed = NOW
 requeue(text)
 return remember({1})
 """
 
-# ARGV[7] url, ARGV[8] token, ARGV[9] delay in ms.
+# ARGV[7] token, ARGV[8] delay in ms.
 _RETRY = """
 local reply = replayed()
 if reply then return reply end
-local text = release({ARGV[7]}, {ARGV[8]})[1]
+local text = release({ARGV[7]})[1]
 if not text then return remember({0}) end
 local item = cjson.decode(text)
 item[5] = item[5] + 1
 text = cjson.encode(item)
-local delay = tonumber(ARGV[9])
+local delay = tonumber(ARGV[8])
 if delay > 0 then
   redis.call('ZADD', P .. 'delayed', NOW + delay, text)
   schedule(item[2])
@@ -602,16 +601,22 @@ schedule(ARGV[7])
 commit()
 """
 
-# ARGV[7..]: (url, token) pairs of leases held: each still held gets `lease_seconds`
-# from now. The number renewed.
+# ARGV[7..]: the tokens of leases held: each still held gets `lease_seconds` from now.
+# The number renewed.
 _RENEW = """
-local renewed = 0
-for i = 7, #ARGV, 2 do
-  local lease = redis.call('HGET', P .. 'leases', ARGV[i])
-  if lease and string.match(lease, '^(%d+) ') == ARGV[i + 1] then
-    redis.call('ZADD', P .. 'deadlines', NOW + LEASE, ARGV[i])
-    renewed = renewed + 1
+local renewed, deadline = 0, integer(NOW + LEASE)
+for first = 7, #ARGV, 1000 do  -- unpack's stack is bounded
+  local tokens = {unpack(ARGV, first, math.min(first + 999, #ARGV))}
+  local held = redis.call('HMGET', P .. 'leases', unpack(tokens))
+  local scores = {}
+  for i, text in ipairs(held) do
+    if text then
+      scores[#scores + 1] = deadline
+      scores[#scores + 1] = tokens[i]
+    end
   end
+  if #scores > 0 then redis.call('ZADD', P .. 'deadlines', unpack(scores)) end
+  renewed = renewed + #scores / 2
 end
 return renewed
 """
@@ -778,7 +783,7 @@ class RedisWorkStore(object):
             raise gen.Return(None)
         arguments = [len(waiting), len(finishes)]
         for _, (item, token, record, new_items) in finishes:
-            arguments += [item.url, token, record, len(new_items)]
+            arguments += [token, record, len(new_items)]
             arguments += self._admission(new_items)
         finished, leased = yield self._run('exchange', arguments)
         for (future, (item, _, _, new_items)), reply in zip(finishes, finished):
@@ -834,7 +839,7 @@ class RedisWorkStore(object):
     @gen.coroutine
     def _give_back(self, name, item, token, arguments):
         """End the lease of `item` by script `name`: True, or False if it was lost."""
-        reply = yield self._run(name, [item.url, token] + arguments)
+        reply = yield self._run(name, [token] + arguments)
         self._ended(item)
         if reply[0] != 1:
             _log_lost(item, 'given back')
@@ -847,10 +852,7 @@ class RedisWorkStore(object):
     def renew(self):
         """Give every lease this store holds `lease_seconds` from now (those still
         held: a lease lost is not taken back); a Future of how many were renewed."""
-        arguments = []
-        for item, token, _ in self._leases.values():
-            arguments += [item.url, token]
-        return self._run('renew', arguments)
+        return self._run('renew', [token for _, token, _ in self._leases.values()])
 
     @gen.coroutine
     def reclaim(self):
