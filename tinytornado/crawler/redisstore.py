@@ -59,9 +59,9 @@ scored by the time they may be asked; they join the ring then), ``host:HOST`` (H
 the host's fields: its leases, items queued, last hand-out, pause, own and adapted delays,
 and where it is scheduled, read once and written once by a script), ``leases`` (HASH token
 -> item text), ``deadlines`` (ZSET token -> when its lease expires), ``delayed`` (ZSET
-item -> when its retry is due), ``finished`` (STREAM of url, record), ``hosts`` (SET),
-``counts`` (HASH: items queued, URLs seen and finished, the last turn and token given),
-``meta``, and ``reply:OP`` (see below).
+item -> when its retry is due), ``finished`` (STREAM: an entry a call, its fields url ->
+record), ``hosts`` (SET), ``counts`` (HASH: items queued, URLs seen and finished, the
+last turn and token given), ``meta``, and ``reply:OP`` (see below).
 
 Leases. Each hand-out gets a new token, the key of its lease (so that a finish finds
 its item without reading or matching anything else); `done` and `retry` count only with
@@ -83,8 +83,9 @@ and a repeat of an applied call gets the same reply instead of applying it twice
 crawl survives. (Replies kept by a store before this form, JSON, are not read: stores of
 one crawl must run the same version, as for the rest of the layout.)
 
-Results. `done` appends ``url`` and ``record`` to the ``finished`` stream, exactly once
-per URL. ``tinycrawl --collect FILE`` drains it: it cuts a torn last line of FILE and reads
+Results. `done` adds ``url`` and ``record`` to the ``finished`` stream, exactly once
+per URL: one entry for the finishes of a call (one XADD a call, not one a URL), its
+fields the URLs and their values the records. ``tinycrawl --collect FILE`` drains it: it cuts a torn last line of FILE and reads
 the URLs of its lines (as `output.mend_output` does), then pages through
 `finished_records`, from the start, appending the lines of URLs not in FILE, and goes on
 from the last entry id until the crawl is over; killed and run again, it resumes with
@@ -292,11 +293,16 @@ local function requeue(text)
   schedule(host)
 end
 
--- Run `command` on `key` with the values of `list`, in calls of at most 1000 (Lua's
--- unpack has a bounded stack).
-local function call_with_all(command, key, list)
+-- Run `command` on `key` (and `option`, if given) with the values of `list`, in calls of
+-- at most 1000 (Lua's unpack has a bounded stack).
+local function call_with_all(command, key, list, option)
   for first = 1, #list, 1000 do
-    redis.call(command, key, unpack(list, first, math.min(first + 999, #list)))
+    local last = math.min(first + 999, #list)
+    if option then
+      redis.call(command, key, option, unpack(list, first, last))
+    else
+      redis.call(command, key, unpack(list, first, last))
+    end
   end
 end
 
@@ -421,12 +427,12 @@ local function finish(first, count_of)
   end
   local texts, urls, owners = release(tokens)
   local admission = new_admission()
-  local replies, finished = {}, 0
+  local replies, entry = {}, {}
   for f, text in ipairs(texts) do
     if text then
       local at = firsts[f]
-      redis.call('XADD', P .. 'finished', '*', 'url', urls[f], 'record', ARGV[at + 1])
-      finished = finished + 1
+      entry[#entry + 1] = urls[f]
+      entry[#entry + 1] = ARGV[at + 1]
       touch(admission, owners[f])  -- a slot of its host is free
       local admitted = admit_part(admission, at + 3, at + 2 + 4 * tonumber(ARGV[at + 2]))
       table.insert(admitted, 1, 1)
@@ -435,7 +441,10 @@ local function finish(first, count_of)
       replies[f] = {0}
     end
   end
-  if finished > 0 then count('finished', finished) end
+  if #entry > 0 then  -- one entry of the stream for the finishes of a call
+    count('finished', #entry / 2)
+    call_with_all('XADD', P .. 'finished', entry, '*')
+  end
   end_admission(admission)
   return replies
 end
@@ -649,9 +658,9 @@ return total
 """
 
 _STATUS = """
-local counts = redis.call('HMGET', P .. 'counts', 'queued', 'seen', 'started')
+local counts = redis.call('HMGET', P .. 'counts', 'queued', 'seen', 'started', 'finished')
 return {tonumber(counts[1] or '0'), redis.call('ZCARD', P .. 'delayed'),
-        redis.call('ZCARD', P .. 'deadlines'), redis.call('XLEN', P .. 'finished'),
+        redis.call('ZCARD', P .. 'deadlines'), tonumber(counts[4] or '0'),
         tonumber(counts[2] or '0'), redis.call('SCARD', P .. 'hosts'),
         counts[3] or false, NOW}
 """
@@ -920,13 +929,17 @@ class RedisWorkStore(object):
 
     @gen.coroutine
     def finished_records(self, after='0', count=1000):
-        """Up to `count` finished URLs after stream entry `after` ('0': from the start):
-        a Future of a list of (entry id, url, record), native strings, oldest first."""
+        """The URLs finished in the `count` stream entries after entry `after` ('0': from
+        the start), each entry the finishes of one call: a Future of a list of (entry id,
+        url, record), native strings, oldest first."""
         reply = yield self._command('XREAD', 'COUNT', count, 'STREAMS',
                                     self.prefix + 'finished', after)
-        entries = reply[0][1] if reply else []
-        raise gen.Return([(six.ensure_str(entry_id), six.ensure_str(fields[1]),
-                           six.ensure_str(fields[3])) for entry_id, fields in entries])
+        records = []
+        for entry_id, fields in reply[0][1] if reply else []:
+            entry_id = six.ensure_str(entry_id)
+            records.extend((entry_id, six.ensure_str(url), six.ensure_str(record))
+                           for url, record in zip(fields[::2], fields[1::2]))
+        raise gen.Return(records)
 
     # -- helpers -------------------------------------------------------------------------
 
