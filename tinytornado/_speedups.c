@@ -5,8 +5,9 @@
  * runs when this module is not built or TINYTORNADO_EXTENSION=0) with the same behaviour
  * (the tests run both). A call of a coroutine function mostly ends at once or at its
  * first yield: here the call, the generator's first step and the catch of Return run
- * without a Python frame of their own. It keeps no state: a generator that waits is
- * handed to gen._start_runner, and all past the first yield (the Runner) is gen.py's.
+ * without a Python frame of their own. It keeps no state: a generator that yields is
+ * handed to gen._start_runner, and all past the first yield is gen.py's (the send loop
+ * over Futures already done and the Runner, kept once, in Python: issue 19).
  *
  * AddCallback is PollIOLoop's add_callback for a call given no keyword: Tornado 5.1 lets
  * add_callback take keywords for the callback, and a Python method with **kwargs makes

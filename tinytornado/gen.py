@@ -9,7 +9,11 @@ Future (or a list or dict of them, or `moment`), and returns a value by raising
 `coroutine` calls the function and runs the generator to its first `yield` at once, in
 the caller's stack. A generator that finishes before waiting (or a function that is not a
 generator at all) gives an already-resolved Future and no `Runner` is made: the fast path
-for the common "answer from cache" case. That call and first step are the wrapper's whole
+for the common "answer from cache" case. Waiting for a Future that has already succeeded
+is no wait: `_start_runner` sends its result back in and runs on, in a loop, and makes a
+Runner only at the first yield that is anything else, so a coroutine whose every yield
+was done already (one that calls others answering from cache, a write the socket took
+whole) ends without one, and its callers need no check of their own. That call and first step are the wrapper's whole
 job, done in C by ``_speedups.CoroutineFunction`` where setup.py could build it (about a
 third of an immediate return's cost goes) and otherwise by `_python_wrapper`; both
 behave alike (test_gen*.py run each test with both), and TINYTORNADO_EXTENSION=0 in the
@@ -426,7 +430,30 @@ def _clear_settling_frames(tb):
 
 def _start_runner(gen, yielded):
     """The Future of a coroutine whose generator `gen` yielded `yielded` first, with the
-    Runner that drives it on (both wrappers call this)."""
+    Runner that drives it on (both wrappers call this).
+
+    No Runner is made while what the generator yields has already succeeded: its result
+    is sent back in at once, as `Runner.run` would, in a loop (a long run of such yields
+    nests no calls), and a generator that returns so gives a resolved Future, as one that
+    returns before its first yield does. Callers therefore yield a Future that may be
+    done already (a write the socket took whole, a coroutine that answered from cache)
+    without a check of their own. Anything else, a failure too, goes to the Runner from
+    the yield it stopped at: its throw strips its own frames from the traceback (see
+    _without_runner_frames), a cancellation has its own CancelledError, and a list,
+    `moment` or a pending Future need its waiting.
+    """
+    while yielded.__class__ is Future:
+        result = yielded._outcome
+        if result is NOT_DONE or result is FAILED:
+            break
+        try:
+            yielded = gen.send(result)
+        except _RETURNED as e:
+            args = e.args  # As in the wrapper.
+            # From 3.12 the generator's ended frame keeps this one as its caller (see
+            # below): it must not name the last Future yielded nor its result.
+            yielded = result = None
+            return done_future(args[0] if args else None)
     runner = Runner()
     # The Runner is the Future's canceller: it is callable (see __call__), so no bound
     # method is made per coroutine.
