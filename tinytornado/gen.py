@@ -10,7 +10,7 @@ Future (or a list or dict of them, or `moment`), and returns a value by raising
 the caller's stack. A generator that finishes before waiting (or a function that is not a
 generator at all) gives an already-resolved Future and no `Runner` is made: the fast path
 for the common "answer from cache" case. Waiting for a Future that has already succeeded
-is no wait: `_start_runner` sends its result back in and runs on, in a loop, and makes a
+is no wait: the wrapper sends its result back in and runs on, in a loop, and makes a
 Runner only at the first yield that is anything else, so a coroutine whose every yield
 was done already (one that calls others answering from cache, a write the socket took
 whole) ends without one, and its callers need no check of their own. That call and first step are the wrapper's whole
@@ -148,13 +148,35 @@ def _python_wrapper(func, replace_callback=True):
             else:
                 result = func(*args, **kwargs)
             if type(result) is _GeneratorType:  # No subclass can exist; type() is fast.
-                return _start_runner(result, next(result))
+                yielded = next(result)
+                # Waiting for a Future that has succeeded already is no wait: its result
+                # is sent back in, as Runner.run would, in a loop (a long run of such
+                # yields nests no calls). A generator that returns so makes no Runner;
+                # anything else goes to one from the yield it stopped at: a failure (its
+                # throw strips the Runner's frames from the traceback, see
+                # _without_runner_frames), `moment`, a list, a pending Future.
+                # `while True` and `continue`, as in Runner.run: CPython 3.11 specializes
+                # a function after a few calls or unconditional backward jumps, and a
+                # `while` test jumps back conditionally. A coroutine looping here for its
+                # whole life (W1's driver) ran unspecialized: 900 instructions a step more.
+                while True:
+                    if yielded.__class__ is not Future:
+                        break
+                    outcome = yielded._outcome
+                    if outcome is NOT_DONE or outcome is FAILED:
+                        break
+                    yielded = result.send(outcome)
+                    continue
+                return _start_runner(result, yielded)
         except _RETURNED as e:
             # The value without a Python call (e.value is one, for Return): both carry it
             # as their only argument, from `raise Return(x)` or 3.x's `return x`. args is
             # read once, as it is slow.
             args = e.args
             result = args[0] if args else None
+            # From 3.12 a generator that ended here keeps this frame as its caller (see
+            # _start_runner): it must not name the last Future it yielded nor its result.
+            yielded = outcome = None
         except Exception:
             # Made by a call: the traceback holds this frame, and the Future holds the
             # traceback, so a local naming the Future would be a cycle keeping the
@@ -430,37 +452,8 @@ def _clear_settling_frames(tb):
 
 def _start_runner(gen, yielded):
     """The Future of a coroutine whose generator `gen` yielded `yielded` first, with the
-    Runner that drives it on (both wrappers call this).
-
-    No Runner is made while what the generator yields has already succeeded: its result
-    is sent back in at once, as `Runner.run` would, in a loop (a long run of such yields
-    nests no calls), and a generator that returns so gives a resolved Future, as one that
-    returns before its first yield does. Callers therefore yield a Future that may be
-    done already (a write the socket took whole, a coroutine that answered from cache)
-    without a check of their own. Anything else, a failure too, goes to the Runner from
-    the yield it stopped at: its throw strips its own frames from the traceback (see
-    _without_runner_frames), a cancellation has its own CancelledError, and a list,
-    `moment` or a pending Future need its waiting.
-    """
-    # `while True` and `continue`: CPython 3.11 specializes a function's bytecode once it
-    # has run a few calls or unconditional backward jumps, and a `while` test jumps back
-    # conditionally. One coroutine looping here for its whole life (a benchmark's driver)
-    # would run it unspecialized: W1-return measured 900 instructions a step more.
-    while True:
-        if yielded.__class__ is not Future:
-            break
-        result = yielded._outcome
-        if result is NOT_DONE or result is FAILED:
-            break
-        try:
-            yielded = gen.send(result)
-        except _RETURNED as e:
-            args = e.args  # As in the wrapper.
-            # From 3.12 the generator's ended frame keeps this one as its caller (see
-            # below): it must not name the last Future yielded nor its result.
-            yielded = result = None
-            return done_future(args[0] if args else None)
-        continue
+    Runner that drives it on (both wrappers call this, past the Futures that had
+    succeeded already: see _python_wrapper)."""
     runner = Runner()
     # The Runner is the Future's canceller: it is callable (see __call__), so no bound
     # method is made per coroutine.
@@ -826,8 +819,8 @@ class WaitIterator(object):
 
 
 if _speedups is not None:  # The C speedups' module, when built and wanted (see _extension).
-    _speedups.configure(Future, DONE_FUTURE_FIELDS, Return, _start_runner,
-                        _call_with_callback)
+    _speedups.configure(Future, DONE_FUTURE_FIELDS, NOT_DONE, FAILED, Return,
+                        _start_runner, _call_with_callback)
 
 
 # -- Native coroutines: ``async def`` code yielded by a coroutine or returned by a callback
