@@ -24,8 +24,12 @@ import weakref
 import pytest
 
 from tinytornado import gen
+from tinytornado._compat import PY2
 from tinytornado.concurrent import CancelledError, Future
 from tinytornado.ioloop import IOLoop
+
+if not PY2:
+    from gen_failure_cycles_cases_py3 import catches_awaiting, driven, fails_awaiting
 
 COROUTINES = 1000
 
@@ -116,6 +120,16 @@ class _Coroutines(object):
         if kind == 'catches its cancellation':
             future = self.catches(token, Future)
             return future, future.cancel
+        # async def under gen.drive_awaitable: what is thrown into it, and the Future it
+        # came from, must not stay in its frame (nor in Future.__await__'s, or result's).
+        if kind == 'async def failing on a Future failed before it is awaited':
+            return driven(fails_awaiting(token, _failed)), None
+        if kind == 'async def failing on a Future that fails later':
+            return driven(fails_awaiting(token, _failing_in_the_next_pass)), None
+        if kind == 'async def catching a Future failed before it is awaited':
+            return driven(catches_awaiting(token, _failed)), None
+        if kind == 'async def catching a Future that fails later':
+            return driven(catches_awaiting(token, _failing_in_the_next_pass)), None
         raise AssertionError(kind)
 
 
@@ -137,6 +151,11 @@ CATCHING_KINDS = ['catches a child failing in the stack that started it',
                   'catches a failure that comes later',
                   'catches a failure done before it is yielded, after a wait',
                   'catches its cancellation']
+if not PY2:
+    KINDS += ['async def failing on a Future failed before it is awaited',
+              'async def failing on a Future that fails later']
+    CATCHING_KINDS += ['async def catching a Future failed before it is awaited',
+                       'async def catching a Future that fails later']
 
 
 @pytest.fixture

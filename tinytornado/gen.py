@@ -839,27 +839,34 @@ def drive_awaitable(awaitable):
     # A generator-based coroutine (asyncio's own before 3.8) is its own iterator.
     steps = awaitable.__await__() if hasattr(awaitable, '__await__') else awaitable
     to_send = to_throw = None
-    while True:
-        try:
-            if to_throw is None:
-                yielded = steps.send(to_send)
-            else:
-                yielded = steps.throw(to_throw)
-        except StopIteration as e:
-            raise Return(e.value)
-        except CancelledError:
-            raise
-        except _asyncio_cancelled_error():
-            raise CancelledError()
-        to_send = to_throw = None
-        try:
-            to_send = yield yielded
-        except CancelledError:
-            # async code catches asyncio's, a class of its own from Python 3.8.
-            asyncio_error = _asyncio_cancelled_error()
-            to_throw = asyncio_error() if asyncio_error else CancelledError()
-        except Exception as e:
-            to_throw = e
+    try:
+        while True:
+            try:
+                if to_throw is None:
+                    yielded = steps.send(to_send)
+                else:
+                    yielded = steps.throw(to_throw)
+            except StopIteration as e:
+                raise Return(e.value)
+            except CancelledError:
+                raise
+            except _asyncio_cancelled_error():
+                raise CancelledError()
+            to_send = to_throw = None
+            try:
+                to_send = yield yielded
+            except CancelledError:
+                # async code catches asyncio's, a class of its own from Python 3.8.
+                asyncio_error = _asyncio_cancelled_error()
+                to_throw = asyncio_error() if asyncio_error else CancelledError()
+            except Exception as e:
+                to_throw = e
+    finally:
+        # What was thrown in last has this frame in its traceback, and so has what
+        # escapes: the frame must name neither it nor the Future it came from, whether
+        # the awaitable caught it or not, or the awaitable's locals stay in a cycle until
+        # the garbage collector runs (issue 28).
+        to_throw = yielded = None
 
 
 def _asyncio_cancelled_error():
