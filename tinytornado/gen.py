@@ -10,14 +10,15 @@ Future (or a list or dict of them, or `moment`), and returns a value by raising
 the caller's stack. A generator that finishes before waiting (or a function that is not a
 generator at all) gives an already-resolved Future and no `Runner` is made: the fast path
 for the common "answer from cache" case. Waiting for a Future that has already succeeded
-is no wait: the wrapper sends its result back in and runs on, in a loop, and makes a
-Runner only at the first yield that is anything else, so a coroutine whose every yield
-was done already (one that calls others answering from cache, a write the socket took
-whole) ends without one, and its callers need no check of their own. That call and first step are the wrapper's whole
-job, done in C by ``_speedups.CoroutineFunction`` where setup.py could build it (about a
-third of an immediate return's cost goes) and otherwise by `_python_wrapper`; both
-behave alike (test_gen*.py run each test with both), and TINYTORNADO_EXTENSION=0 in the
-environment turns the C one off. The C one keeps no state: a generator that waits goes to
+is no wait either: the wrapper sends its result back in and runs on, in a loop, and hands
+the generator to a Runner only at the first yield of anything else, so a coroutine whose
+every yield was done already (it calls others that answer from cache, it waits for a
+write the socket took whole) ends without one, and its callers need no check of their
+own. That call and those steps are the wrapper's whole job, done in C by
+``_speedups.CoroutineFunction`` where setup.py could build it (about a third of an
+immediate return's cost goes) and otherwise by `_python_wrapper`; both behave alike
+(test_gen*.py run each test with both), and TINYTORNADO_EXTENSION=0 in the environment
+turns the C one off. The C one keeps no state: a generator that waits goes to
 `_start_runner`, as from the Python one.
 
 Otherwise a `Runner` takes the generator and the first yielded Future. `Runner.run` is a
