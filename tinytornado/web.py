@@ -626,12 +626,9 @@ class RequestHandler(object):
             method = getattr(self, self.request.method.lower())
             result = method(*self.path_args, **self.path_kwargs)
             if result is not None:  # a Future, or a coroutine object of an async def
-                if result.__class__ is Future and result.done():
-                    # What the yield would do, without making this a Runner's coroutine:
-                    # a coroutine method that never waited (a small static file).
-                    result.result()
-                else:
-                    yield result
+                # One done already (a coroutine method that never waited, as for a small
+                # static file) makes no Runner for this coroutine: see gen._start_runner.
+                yield result
             if self._auto_finish and not self._finished:
                 self.finish()
         except Exception as e:
@@ -884,11 +881,8 @@ class StaticFileHandler(RequestHandler):
         for chunk in content:
             try:
                 self.write(chunk)
-                flushed = self.flush()
-                if flushed.done():  # sent already: no wait, and this coroutine no Runner
-                    flushed.result()
-                else:
-                    yield flushed
+                # Sent already, it is no wait, and makes this coroutine no Runner.
+                yield self.flush()
             except StreamClosedError:
                 return  # the client went away
 
