@@ -242,12 +242,15 @@ class RequestHandler(object):
         name, value = native_str(name), native_str(value)
         if re.search(r'[\x00-\x20]', name + value):
             raise ValueError('Invalid cookie %r: %r' % (name, value))
-        if getattr(self, '_new_cookie', None) is None:
-            self._new_cookie = http_cookies.SimpleCookie()  # made when first needed, as in 5.1
-        if name in self._new_cookie:
-            del self._new_cookie[name]
-        self._new_cookie[name] = value
-        morsel = self._new_cookie[name]
+        # Read as flush reads it (see there).
+        new_cookie = self.__dict__.get('_new_cookie')
+        if new_cookie is None:
+            # Made when first needed, as in 5.1.
+            new_cookie = self._new_cookie = http_cookies.SimpleCookie()
+        if name in new_cookie:
+            del new_cookie[name]
+        new_cookie[name] = value
+        morsel = new_cookie[name]
         if domain:
             morsel['domain'] = domain
         if expires_days is not None and not expires:
@@ -747,7 +750,7 @@ def stream_request_body(cls):
 def _has_stream_request_body(cls):
     if not issubclass(cls, RequestHandler):
         raise TypeError('expected subclass of RequestHandler, got %r' % (cls,))
-    return getattr(cls, '_stream_request_body', False)
+    return cls._stream_request_body
 
 
 def removeslash(method):
