@@ -50,6 +50,7 @@ class _Coroutines(object):
         self.waits_for_a_failing_child = gen.coroutine(self._waits_for_a_failing_child)
         self.waits_for_a_waiting_child = gen.coroutine(self._waits_for_a_waiting_child)
         self.catches = gen.coroutine(self._catches)
+        self.fails_on = gen.coroutine(self._fails_on)
         self.catches_after_a_wait = gen.coroutine(self._catches_after_a_wait)
 
     @staticmethod
@@ -86,6 +87,10 @@ class _Coroutines(object):
             pass
 
     @staticmethod
+    def _fails_on(token, make_waited):
+        yield make_waited()
+
+    @staticmethod
     def _catches_after_a_wait(token, make_waited):
         yield gen.moment
         try:
@@ -103,6 +108,8 @@ class _Coroutines(object):
         if kind == 'cancelled while waiting':
             future = self.waits_for(token, Future())
             return future, future.cancel
+        if kind == 'fails on a failed Future it yields first, in the stack that started it':
+            return self.fails_on(token, _failed), None
         if kind == 'fails in a child, resuming its parent in that stack':
             return self.waits_for_a_failing_child(token), None
         if kind == 'cancelled waiting on a child':
@@ -146,6 +153,7 @@ def _failing_in_the_next_pass():
 
 
 KINDS = ['fails before its first yield', 'fails after a wait', 'cancelled while waiting',
+         'fails on a failed Future it yields first, in the stack that started it',
          'fails in a child, resuming its parent in that stack', 'cancelled waiting on a child']
 CATCHING_KINDS = ['catches a child failing in the stack that started it',
                   'catches a failure that comes later',

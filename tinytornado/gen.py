@@ -168,6 +168,14 @@ def _python_wrapper(func, replace_callback=True):
                         break
                     yielded = result.send(outcome)
                     continue
+                if ENDED_FRAMES_KEEP_CALLER:
+                    # The generator may end in _start_runner's stack, its frame keeping this
+                    # one as a caller (see there): with its locals as they are on return,
+                    # which must name neither what it yielded (a failed Future it caught,
+                    # say) nor its own Future, failed. Both go by the stack alone.
+                    handed = [yielded]
+                    yielded = outcome = None
+                    return _start_runner(result, handed.pop())
                 return _start_runner(result, yielded)
         except _RETURNED as e:
             # The value without a Python call (e.value is one, for Return): both carry it
