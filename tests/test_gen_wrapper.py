@@ -352,3 +352,21 @@ def test_after_done_futures_anything_else_goes_to_the_runner(io_loop):
     assert steps == [5] and not future.done()
     io_loop.run_sync(lambda: future)
     assert steps == [5, 'resumed']
+
+
+def test_done_futures_taken_keep_no_reference(io_loop):
+    @gen.coroutine
+    def takes(waited):
+        value = yield waited
+        raise gen.Return(value)
+
+    watched = []
+    for _ in range(3):
+        token = _Token()
+        waited = done_future(token)
+        future = takes(waited)
+        assert future.result() is token
+        watched.extend(weakref.ref(each) for each in (token, waited, future))
+    del token, waited, future
+    gc.collect()
+    assert [reference() for reference in watched if reference() is not None] == []

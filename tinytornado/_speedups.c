@@ -197,7 +197,8 @@ first_step(PyObject *gen, PyObject **yielded)
 /* gen._python_wrapper's loop over Futures that have succeeded: while `gen` yields
  * one (*yielded, a reference this owns), its result is sent back in. Gives what
  * first_step gives for the step it stopped at; with 1, *yielded is what goes to
- * gen._start_runner (a Future pending or failed, or anything else). */
+ * gen._start_runner (a Future pending or failed, or anything else), and with -1 it is
+ * NULL. */
 static int
 send_while_succeeded(PyObject *gen, PyObject **yielded)
 {
@@ -205,8 +206,10 @@ send_while_succeeded(PyObject *gen, PyObject **yielded)
 
     while ((PyObject *)Py_TYPE(*yielded) == future_class) {
         result = PyObject_GetAttr(*yielded, result_field);
-        if (result == NULL)
+        if (result == NULL) {
+            Py_CLEAR(*yielded);
             return -1;
+        }
         if (result == not_done || result == failed) {
             Py_DECREF(result);
             return 1;
