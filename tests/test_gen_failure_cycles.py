@@ -24,8 +24,12 @@ import weakref
 import pytest
 
 from tinytornado import gen
+from tinytornado._compat import PY2
 from tinytornado.concurrent import CancelledError, Future
 from tinytornado.ioloop import IOLoop
+
+if not PY2:
+    from gen_failure_cycles_cases_py3 import catches_awaiting, driven, fails_awaiting
 
 COROUTINES = 1000
 
@@ -46,6 +50,7 @@ class _Coroutines(object):
         self.waits_for_a_failing_child = gen.coroutine(self._waits_for_a_failing_child)
         self.waits_for_a_waiting_child = gen.coroutine(self._waits_for_a_waiting_child)
         self.catches = gen.coroutine(self._catches)
+        self.fails_on = gen.coroutine(self._fails_on)
         self.catches_after_a_wait = gen.coroutine(self._catches_after_a_wait)
 
     @staticmethod
@@ -82,6 +87,10 @@ class _Coroutines(object):
             pass
 
     @staticmethod
+    def _fails_on(token, make_waited):
+        yield make_waited()
+
+    @staticmethod
     def _catches_after_a_wait(token, make_waited):
         yield gen.moment
         try:
@@ -99,6 +108,8 @@ class _Coroutines(object):
         if kind == 'cancelled while waiting':
             future = self.waits_for(token, Future())
             return future, future.cancel
+        if kind == 'fails on a failed Future it yields first, in the stack that started it':
+            return self.fails_on(token, _failed), None
         if kind == 'fails in a child, resuming its parent in that stack':
             return self.waits_for_a_failing_child(token), None
         if kind == 'cancelled waiting on a child':
@@ -116,6 +127,16 @@ class _Coroutines(object):
         if kind == 'catches its cancellation':
             future = self.catches(token, Future)
             return future, future.cancel
+        # async def under gen.drive_awaitable: what is thrown into it, and the Future it
+        # came from, must not stay in its frame (nor in Future.__await__'s, or result's).
+        if kind == 'async def failing on a Future failed before it is awaited':
+            return driven(fails_awaiting(token, _failed)), None
+        if kind == 'async def failing on a Future that fails later':
+            return driven(fails_awaiting(token, _failing_in_the_next_pass)), None
+        if kind == 'async def catching a Future failed before it is awaited':
+            return driven(catches_awaiting(token, _failed)), None
+        if kind == 'async def catching a Future that fails later':
+            return driven(catches_awaiting(token, _failing_in_the_next_pass)), None
         raise AssertionError(kind)
 
 
@@ -132,11 +153,17 @@ def _failing_in_the_next_pass():
 
 
 KINDS = ['fails before its first yield', 'fails after a wait', 'cancelled while waiting',
+         'fails on a failed Future it yields first, in the stack that started it',
          'fails in a child, resuming its parent in that stack', 'cancelled waiting on a child']
 CATCHING_KINDS = ['catches a child failing in the stack that started it',
                   'catches a failure that comes later',
                   'catches a failure done before it is yielded, after a wait',
                   'catches its cancellation']
+if not PY2:
+    KINDS += ['async def failing on a Future failed before it is awaited',
+              'async def failing on a Future that fails later']
+    CATCHING_KINDS += ['async def catching a Future failed before it is awaited',
+                       'async def catching a Future that fails later']
 
 
 @pytest.fixture

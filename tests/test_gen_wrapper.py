@@ -272,3 +272,101 @@ def test_a_bad_first_yield_fails_the_future_not_the_call():
     future = yields_a_string()
     with pytest.raises(gen.BadYieldError):
         future.result()
+
+
+class _NoRunner(object):
+    def __init__(self):
+        raise AssertionError('a Runner was made')
+
+
+def test_done_futures_yielded_are_taken_without_a_runner(io_loop, monkeypatch):
+    # More yields than the recursion limit allows frames: the results are taken in a loop.
+    count = sys.getrecursionlimit() * 3
+
+    @gen.coroutine
+    def sums(n):
+        total = 0
+        for i in range(n):
+            total += yield done_future(i)
+        raise gen.Return(total)
+
+    @gen.coroutine
+    def returns_plainly():
+        first = yield done_future('a')
+        second = yield sums(3)  # A coroutine that ended already gives a done Future.
+        raise gen.Return((first, second))
+
+    @gen.coroutine
+    def fails_after_a_yield():
+        yield done_future(1)
+        raise ValueError('after')
+
+    monkeypatch.setattr(gen, 'Runner', _NoRunner)
+    future = sums(count)
+    assert future.done() and future.result() == count * (count - 1) // 2
+    assert type(future) is Future and vars(future) == vars(done_future(future.result()))
+    assert returns_plainly().result() == ('a', 3)
+    future = fails_after_a_yield()
+    with pytest.raises(ValueError):
+        future.result()
+    names = [entry[2] for entry in traceback.extract_tb(future.exc_info()[2])]
+    assert names[-1] == 'fails_after_a_yield'
+
+
+def test_after_done_futures_anything_else_goes_to_the_runner(io_loop):
+    failed = Future()
+    failed.set_exception(KeyError('thrown'))
+    cancelled = Future()
+    cancelled.cancel()
+    steps = []
+
+    @gen.coroutine
+    def mixed():
+        steps.append((yield done_future(1)))
+        try:
+            yield failed  # Thrown in at this yield, by the Runner.
+        except KeyError as e:
+            steps.append(e.args[0])
+        steps.append((yield [done_future(2), done_future(3)]))
+        yield gen.moment
+        steps.append((yield done_future(4)))
+        try:
+            yield cancelled
+        except gen.CancelledError:
+            steps.append('cancelled')
+        raise gen.Return('end')
+
+    @gen.coroutine
+    def gives_up_a_pass():
+        steps.append((yield done_future(5)))
+        yield gen.moment
+        steps.append('resumed')
+
+    future = mixed()
+    assert not future.done()  # It waits for the moment: the loop's next pass.
+    assert steps == [1, 'thrown', [2, 3]]
+    assert io_loop.run_sync(lambda: future) == 'end'
+    assert steps == [1, 'thrown', [2, 3], 4, 'cancelled']
+    del steps[:]
+    future = gives_up_a_pass()
+    assert steps == [5] and not future.done()
+    io_loop.run_sync(lambda: future)
+    assert steps == [5, 'resumed']
+
+
+def test_done_futures_taken_keep_no_reference(io_loop):
+    @gen.coroutine
+    def takes(waited):
+        value = yield waited
+        raise gen.Return(value)
+
+    watched = []
+    for _ in range(3):
+        token = _Token()
+        waited = done_future(token)
+        future = takes(waited)
+        assert future.result() is token
+        watched.extend(weakref.ref(each) for each in (token, waited, future))
+    del token, waited, future
+    gc.collect()
+    assert [reference() for reference in watched if reference() is not None] == []

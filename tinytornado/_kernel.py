@@ -129,7 +129,13 @@ class Future(object):
         """
         self._check_done(timeout)
         if self._exc_info is not None:
-            raise_exc_info(self.exc_info())
+            try:
+                raise_exc_info(self.exc_info())
+            finally:
+                # The traceback takes this frame, and this Future holds the traceback: a
+                # cycle otherwise, the caller's locals kept until the garbage collector
+                # runs (as Tornado 5.1 does).
+                self = None
         return self._outcome
 
     def exception(self, timeout=None):

@@ -32,14 +32,20 @@ __all__ = ['future_await', 'asyncio_future_for']
 exec(compile(textwrap.dedent('''
     def future_await(future):
         """`Future.__await__`: the result of `future`, once it is done."""
-        if future.done() and not future.cancelled():
-            return future.result()
-        asyncio_loop = running_asyncio_loop()
-        if asyncio_loop is None:
-            # A cancelled Future is yielded too, so that the Runner throws the cancellation in
-            # the way async code expects it (see platform.asyncio).
-            return (yield future)
-        return (yield from _await_in_task(future, asyncio_loop))
+        # A failure raised here has this frame in its traceback, and `future` holds the
+        # failure: the local must go, or the awaiting coroutine's locals stay in a cycle
+        # until the garbage collector runs (issue 28).
+        try:
+            if future.done() and not future.cancelled():
+                return future.result()
+            asyncio_loop = running_asyncio_loop()
+            if asyncio_loop is None:
+                # A cancelled Future is yielded too, so that the Runner throws the
+                # cancellation in the way async code expects it (see platform.asyncio).
+                return (yield future)
+            return (yield from _await_in_task(future, asyncio_loop))
+        finally:
+            future = None
 
 
     def _await_in_task(future, asyncio_loop):
@@ -53,6 +59,8 @@ exec(compile(textwrap.dedent('''
             if future.done() or not future.cancel():
                 raise
             return (yield from _await_in_task(future, asyncio_loop))
+        finally:
+            future = None  # As in future_await.
 '''), '<tinytornado._kernel_py3: compiled on 3.x>', 'exec'))
 
 

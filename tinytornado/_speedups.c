@@ -5,8 +5,12 @@
  * runs when this module is not built or TINYTORNADO_EXTENSION=0) with the same behaviour
  * (the tests run both). A call of a coroutine function mostly ends at once or at its
  * first yield: here the call, the generator's first step and the catch of Return run
- * without a Python frame of their own. It keeps no state: a generator that waits is
- * handed to gen._start_runner, and all past the first yield (the Runner) is gen.py's.
+ * without a Python frame of their own, and so do the steps after yields of Futures that
+ * have succeeded already (their results sent back in, as gen._python_wrapper does: a
+ * coroutine that ends so makes no Python frame but its own). It keeps no state: at the
+ * first yield of anything else the generator is handed to gen._start_runner, and the
+ * rest (failures thrown in, the Runner) is gen.py's alone (issue 19: a C copy of the
+ * Runner's loop drifted from it).
  *
  * AddCallback is PollIOLoop's add_callback for a call given no keyword: Tornado 5.1 lets
  * add_callback take keywords for the callback, and a Python method with **kwargs makes
@@ -42,11 +46,12 @@
 static PyObject *future_class;    /* _kernel.Future */
 static PyObject *result_field;    /* The attribute a done Future's result goes in... */
 static PyObject *done_fields;     /* ...and the (attribute, value) pairs set besides. */
+static PyObject *not_done, *failed;  /* The result field's values without a result. */
 static PyObject *return_class;    /* gen.Return */
 static PyObject *start_runner;    /* gen._start_runner(gen, first_yielded) -> Future */
 static PyObject *call_with_callback;  /* gen._call_with_callback: a legacy callback= */
 
-static PyObject *str_set_exc_info, *str_callback;
+static PyObject *str_set_exc_info, *str_callback, *str_send;
 
 typedef struct {
     PyObject_HEAD
@@ -189,6 +194,51 @@ first_step(PyObject *gen, PyObject **yielded)
 #endif
 }
 
+/* gen._python_wrapper's loop over Futures that have succeeded: while `gen` yields
+ * one (*yielded, a reference this owns), its result is sent back in. Gives what
+ * first_step gives for the step it stopped at; with 1, *yielded is what goes to
+ * gen._start_runner (a Future pending or failed, or anything else), and with -1 it is
+ * NULL. */
+static int
+send_while_succeeded(PyObject *gen, PyObject **yielded)
+{
+    PyObject *result;
+
+    while ((PyObject *)Py_TYPE(*yielded) == future_class) {
+        result = PyObject_GetAttr(*yielded, result_field);
+        if (result == NULL) {
+            Py_CLEAR(*yielded);
+            return -1;
+        }
+        if (result == not_done || result == failed) {
+            Py_DECREF(result);
+            return 1;
+        }
+        Py_DECREF(*yielded);
+#if PY_VERSION_HEX >= 0x030A0000
+        switch (PyIter_Send(gen, result, yielded)) {
+        case PYGEN_NEXT:
+            break;
+        case PYGEN_RETURN:
+            Py_DECREF(result);
+            return 0;
+        default:
+            *yielded = NULL;
+            Py_DECREF(result);
+            return -1;
+        }
+#else
+        *yielded = PyObject_CallMethodObjArgs(gen, str_send, result, NULL);
+        if (*yielded == NULL) {
+            Py_DECREF(result);
+            return -1;
+        }
+#endif
+        Py_DECREF(result);
+    }
+    return 1;
+}
+
 /* gen._start_runner(gen, yielded): the Future of a generator that waits. */
 static PyObject *
 call_start_runner(PyObject *gen, PyObject *yielded)
@@ -207,6 +257,7 @@ static PyObject *
 coroutine_future(PyObject *result)
 {
     PyObject *yielded, *future;
+    int status;
 
     if (result == NULL)
         return future_from_error();
@@ -215,7 +266,10 @@ coroutine_future(PyObject *result)
         Py_DECREF(result);
         return future;
     }
-    switch (first_step(result, &yielded)) {
+    status = first_step(result, &yielded);
+    if (status == 1)
+        status = send_while_succeeded(result, &yielded);
+    switch (status) {
     case 1:
         future = call_start_runner(result, yielded);
         Py_DECREF(yielded);
@@ -684,10 +738,10 @@ valid_done_fields(PyObject *fields)
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *future, *fields, *ret, *start, *with_callback;
+    PyObject *future, *fields, *no_result, *failure, *ret, *start, *with_callback;
 
-    if (!PyArg_ParseTuple(args, "OOOOO:configure", &future, &fields, &ret, &start,
-                          &with_callback))
+    if (!PyArg_ParseTuple(args, "OOOOOOO:configure", &future, &fields, &no_result,
+                          &failure, &ret, &start, &with_callback))
         return NULL;
     if (!valid_done_fields(fields)) {
         PyErr_SetString(PyExc_TypeError, "configure() needs the done-Future fields as "
@@ -700,6 +754,10 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(result_field, PyTuple_GET_ITEM(fields, 0));
     Py_INCREF(PyTuple_GET_ITEM(fields, 1));
     Py_XSETREF(done_fields, PyTuple_GET_ITEM(fields, 1));
+    Py_INCREF(no_result);
+    Py_XSETREF(not_done, no_result);
+    Py_INCREF(failure);
+    Py_XSETREF(failed, failure);
     Py_INCREF(ret);
     Py_XSETREF(return_class, ret);
     Py_INCREF(start);
@@ -723,8 +781,8 @@ monotonic(PyObject *self, PyObject *unused)
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(Future, done_future_fields, Return, start_runner, call_with_callback): "
-     "what the wrapper builds with (gen passes _kernel.DONE_FUTURE_FIELDS)."},
+     "configure(Future, done_future_fields, NOT_DONE, FAILED, Return, start_runner, "
+     "call_with_callback): what the wrapper builds with (gen passes _kernel's)."},
 #ifdef HAVE_MONOTONIC
     {"monotonic", monotonic, METH_NOARGS,
      "monotonic() -> CLOCK_MONOTONIC in float seconds (time.monotonic for 2.7)."},
@@ -738,6 +796,7 @@ intern_names(void)
     struct { PyObject **target; const char *name; } names[] = {
         {&str_set_exc_info, "set_exc_info"},
         {&str_callback, "callback"},
+        {&str_send, "send"},
         {&str_append, "append"},
         {&str_callbacks, "_callbacks"},
         {&str_thread_ident, "_thread_ident"},

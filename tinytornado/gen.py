@@ -9,11 +9,16 @@ Future (or a list or dict of them, or `moment`), and returns a value by raising
 `coroutine` calls the function and runs the generator to its first `yield` at once, in
 the caller's stack. A generator that finishes before waiting (or a function that is not a
 generator at all) gives an already-resolved Future and no `Runner` is made: the fast path
-for the common "answer from cache" case. That call and first step are the wrapper's whole
-job, done in C by ``_speedups.CoroutineFunction`` where setup.py could build it (about a
-third of an immediate return's cost goes) and otherwise by `_python_wrapper`; both
-behave alike (test_gen*.py run each test with both), and TINYTORNADO_EXTENSION=0 in the
-environment turns the C one off. The C one keeps no state: a generator that waits goes to
+for the common "answer from cache" case. Waiting for a Future that has already succeeded
+is no wait either: the wrapper sends its result back in and runs on, in a loop, and hands
+the generator to a Runner only at the first yield of anything else, so a coroutine whose
+every yield was done already (it calls others that answer from cache, it waits for a
+write the socket took whole) ends without one, and its callers need no check of their
+own. That call and those steps are the wrapper's whole job, done in C by
+``_speedups.CoroutineFunction`` where setup.py could build it (about a third of an
+immediate return's cost goes) and otherwise by `_python_wrapper`; both behave alike
+(test_gen*.py run each test with both), and TINYTORNADO_EXTENSION=0 in the environment
+turns the C one off. The C one keeps no state: a generator that waits goes to
 `_start_runner`, as from the Python one.
 
 Otherwise a `Runner` takes the generator and the first yielded Future. `Runner.run` is a
@@ -144,13 +149,43 @@ def _python_wrapper(func, replace_callback=True):
             else:
                 result = func(*args, **kwargs)
             if type(result) is _GeneratorType:  # No subclass can exist; type() is fast.
-                return _start_runner(result, next(result))
+                yielded = next(result)
+                # Waiting for a Future that has succeeded already is no wait: its result
+                # is sent back in, as Runner.run would, in a loop (a long run of such
+                # yields nests no calls). A generator that returns so makes no Runner;
+                # anything else goes to one from the yield it stopped at: a failure (its
+                # throw strips the Runner's frames from the traceback, see
+                # _without_runner_frames), `moment`, a list, a pending Future.
+                # `while True` and `continue`, as in Runner.run: CPython 3.11 specializes
+                # a function after a few calls or unconditional backward jumps, and a
+                # `while` test jumps back conditionally. A coroutine looping here for its
+                # whole life (W1's driver) ran unspecialized: 900 instructions a step more.
+                while True:
+                    if yielded.__class__ is not Future:
+                        break
+                    outcome = yielded._outcome
+                    if outcome is NOT_DONE or outcome is FAILED:
+                        break
+                    yielded = result.send(outcome)
+                    continue
+                if ENDED_FRAMES_KEEP_CALLER:
+                    # The generator may end in _start_runner's stack, its frame keeping this
+                    # one as a caller (see there): with its locals as they are on return,
+                    # which must name neither what it yielded (a failed Future it caught,
+                    # say) nor its own Future, failed. Both go by the stack alone.
+                    handed = [yielded]
+                    yielded = outcome = None
+                    return _start_runner(result, handed.pop())
+                return _start_runner(result, yielded)
         except _RETURNED as e:
             # The value without a Python call (e.value is one, for Return): both carry it
             # as their only argument, from `raise Return(x)` or 3.x's `return x`. args is
             # read once, as it is slow.
             args = e.args
             result = args[0] if args else None
+            # From 3.12 a generator that ended here keeps this frame as its caller (see
+            # _start_runner): it must not name the last Future it yielded nor its result.
+            yielded = outcome = None
         except Exception:
             # Made by a call: the traceback holds this frame, and the Future holds the
             # traceback, so a local naming the Future would be a cycle keeping the
@@ -426,7 +461,8 @@ def _clear_settling_frames(tb):
 
 def _start_runner(gen, yielded):
     """The Future of a coroutine whose generator `gen` yielded `yielded` first, with the
-    Runner that drives it on (both wrappers call this)."""
+    Runner that drives it on (both wrappers call this, past the Futures that had
+    succeeded already: see _python_wrapper)."""
     runner = Runner()
     # The Runner is the Future's canceller: it is callable (see __call__), so no bound
     # method is made per coroutine.
@@ -792,8 +828,8 @@ class WaitIterator(object):
 
 
 if _speedups is not None:  # The C speedups' module, when built and wanted (see _extension).
-    _speedups.configure(Future, DONE_FUTURE_FIELDS, Return, _start_runner,
-                        _call_with_callback)
+    _speedups.configure(Future, DONE_FUTURE_FIELDS, NOT_DONE, FAILED, Return,
+                        _start_runner, _call_with_callback)
 
 
 # -- Native coroutines: ``async def`` code yielded by a coroutine or returned by a callback
@@ -812,27 +848,34 @@ def drive_awaitable(awaitable):
     # A generator-based coroutine (asyncio's own before 3.8) is its own iterator.
     steps = awaitable.__await__() if hasattr(awaitable, '__await__') else awaitable
     to_send = to_throw = None
-    while True:
-        try:
-            if to_throw is None:
-                yielded = steps.send(to_send)
-            else:
-                yielded = steps.throw(to_throw)
-        except StopIteration as e:
-            raise Return(e.value)
-        except CancelledError:
-            raise
-        except _asyncio_cancelled_error():
-            raise CancelledError()
-        to_send = to_throw = None
-        try:
-            to_send = yield yielded
-        except CancelledError:
-            # async code catches asyncio's, a class of its own from Python 3.8.
-            asyncio_error = _asyncio_cancelled_error()
-            to_throw = asyncio_error() if asyncio_error else CancelledError()
-        except Exception as e:
-            to_throw = e
+    try:
+        while True:
+            try:
+                if to_throw is None:
+                    yielded = steps.send(to_send)
+                else:
+                    yielded = steps.throw(to_throw)
+            except StopIteration as e:
+                raise Return(e.value)
+            except CancelledError:
+                raise
+            except _asyncio_cancelled_error():
+                raise CancelledError()
+            to_send = to_throw = None
+            try:
+                to_send = yield yielded
+            except CancelledError:
+                # async code catches asyncio's, a class of its own from Python 3.8.
+                asyncio_error = _asyncio_cancelled_error()
+                to_throw = asyncio_error() if asyncio_error else CancelledError()
+            except Exception as e:
+                to_throw = e
+    finally:
+        # What was thrown in last has this frame in its traceback, and so has what
+        # escapes: the frame must name neither it nor the Future it came from, whether
+        # the awaitable caught it or not, or the awaitable's locals stay in a cycle until
+        # the garbage collector runs (issue 28).
+        to_throw = yielded = None
 
 
 def _asyncio_cancelled_error():

@@ -139,7 +139,7 @@ class HTTPServer(TCPServer, HTTPServerConnectionDelegate):
         if self._callback_is_delegate:
             delegate = callback.start_request(server_conn, request_conn)
         else:
-            delegate = _CallableAdapter(self.request_callback, request_conn)
+            delegate = _CallableAdapter(callback, request_conn)
         if self.xheaders:
             delegate = _ProxyAdapter(delegate, request_conn)
         return delegate

@@ -242,12 +242,15 @@ class RequestHandler(object):
         name, value = native_str(name), native_str(value)
         if re.search(r'[\x00-\x20]', name + value):
             raise ValueError('Invalid cookie %r: %r' % (name, value))
-        if getattr(self, '_new_cookie', None) is None:
-            self._new_cookie = http_cookies.SimpleCookie()  # made when first needed, as in 5.1
-        if name in self._new_cookie:
-            del self._new_cookie[name]
-        self._new_cookie[name] = value
-        morsel = self._new_cookie[name]
+        # Read as flush reads it (see there).
+        new_cookie = self.__dict__.get('_new_cookie')
+        if new_cookie is None:
+            # Made when first needed, as in 5.1.
+            new_cookie = self._new_cookie = http_cookies.SimpleCookie()
+        if name in new_cookie:
+            del new_cookie[name]
+        new_cookie[name] = value
+        morsel = new_cookie[name]
         if domain:
             morsel['domain'] = domain
         if expires_days is not None and not expires:
@@ -626,12 +629,9 @@ class RequestHandler(object):
             method = getattr(self, self.request.method.lower())
             result = method(*self.path_args, **self.path_kwargs)
             if result is not None:  # a Future, or a coroutine object of an async def
-                if result.__class__ is Future and result.done():
-                    # What the yield would do, without making this a Runner's coroutine:
-                    # a coroutine method that never waited (a small static file).
-                    result.result()
-                else:
-                    yield result
+                # One done already (a coroutine method that never waited, as for a small
+                # static file) makes no Runner for this coroutine: see gen._start_runner.
+                yield result
             if self._auto_finish and not self._finished:
                 self.finish()
         except Exception as e:
@@ -750,7 +750,7 @@ def stream_request_body(cls):
 def _has_stream_request_body(cls):
     if not issubclass(cls, RequestHandler):
         raise TypeError('expected subclass of RequestHandler, got %r' % (cls,))
-    return getattr(cls, '_stream_request_body', False)
+    return cls._stream_request_body
 
 
 def removeslash(method):
@@ -884,11 +884,8 @@ class StaticFileHandler(RequestHandler):
         for chunk in content:
             try:
                 self.write(chunk)
-                flushed = self.flush()
-                if flushed.done():  # sent already: no wait, and this coroutine no Runner
-                    flushed.result()
-                else:
-                    yield flushed
+                # Sent already, it is no wait, and makes this coroutine no Runner.
+                yield self.flush()
             except StreamClosedError:
                 return  # the client went away
 
