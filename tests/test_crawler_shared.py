@@ -17,6 +17,7 @@ from tinytornado.crawler.application.cli import EXIT_USAGE, main
 from tinytornado.crawler.demo.website import Site
 from tinytornado.crawler.engine import Crawler, WorkItem
 from tinytornado.crawler.redisclient import RedisClient
+from tinytornado.crawler.redisstore import RedisWorkStore
 from tinytornado.crawler.workstore import SharedWorkStore
 
 from crawler_sites import (
@@ -64,6 +65,23 @@ def test_a_crawl_through_redis_gets_the_in_memory_crawl(serve, start_redis_serve
     assert len(alone.done) > 60
     assert statuses(shared) == statuses(alone)
     assert shared.urls == alone.urls and shared.todo == 0
+
+
+@pytest.mark.gen_test(timeout=60)
+def test_a_task_finishes_a_url_and_leases_the_next_in_one_round_trip(serve, shared_stores,
+                                                                    monkeypatch):
+    server, origin = serve(Site(seed=3, pages=30))
+    store, = shared_stores('trips', 1)
+    calls = []
+    run = RedisWorkStore._run
+    monkeypatch.setattr(RedisWorkStore, '_run',
+                        lambda self, name, *rest: calls.append(name) or run(self, name, *rest))
+    statistics = yield Crawler([origin + '/'], store=store, max_tasks=1,
+                               **UNTHROTTLED).crawl()
+    assert statistics.urls > 30
+    # The first lease, then one exchange a URL: its finish and the next lease (two, were
+    # the lease asked for after the finish's reply).
+    assert statistics.urls < calls.count('exchange') <= statistics.urls + 1
 
 
 @pytest.mark.gen_test(timeout=60)

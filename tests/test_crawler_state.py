@@ -115,6 +115,23 @@ def test_a_stopped_crawl_resumes_from_its_journal(serve, state):
     assert len(again) <= 4
 
 
+def test_a_stop_gives_back_untried_the_next_item_leased_with_a_finish(serve, state):
+    # One task: when the first URL's record stops the crawl, the only item out is the next,
+    # leased together with that finish; it goes back as it was, its try not counted.
+    server, origin = serve(Site(seed=4, pages=40))
+    first = Crawler([origin + '/'], state=state, max_tasks=1,
+                    on_statistic=lambda statistic: first.stop(), **UNTHROTTLED)
+    stopped = yield first.crawl()
+    assert stopped.interrupted and stopped.urls == 1
+    journal = Journal(state)
+    try:
+        unfinished = [entry for entry in journal.restore() if entry.statistic is None]
+    finally:
+        journal.close()
+    assert unfinished and [entry.tries for entry in unfinished] == [0] * len(unfinished)
+    assert stopped.todo == len(unfinished)
+
+
 def test_a_journal_with_a_crawl_is_not_overwritten(serve, state):
     server, origin = serve(Pages({'/': ''}))
     yield crawl([origin + '/'], state=state)

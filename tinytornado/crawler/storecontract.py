@@ -31,7 +31,8 @@ used in one order:
    Each of `retry`, `put_back` and `abandon` answers a Future; every item leased is given
    back once, by one of `done`, `retry`, `put_back` or `abandon`. The leases and
    finishes asked for at once may travel together (the shared store sends a worker's in
-   one call); each still answers its own Future.
+   one call); each still answers its own Future. The engine asks for a task's next lease
+   with its `done`, before that answers: a store applies them in that order.
 4. ``close()``.
 
 Rules every store keeps (tests/test_store_conformance.py checks them on each):
