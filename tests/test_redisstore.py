@@ -639,6 +639,24 @@ def test_leases_asked_together_go_in_one_call_and_take_only_those_asked(new_stor
     assert len((yield store.finished_records())) == 5
 
 
+def test_the_finishes_of_one_call_are_one_entry_of_records(new_store):
+    store = new_store()
+    yield store.admit(items(*['http://a/%d' % n for n in range(6)]))
+    batches = []
+    for _ in range(2):
+        held = yield [store.lease() for _ in range(3)]
+        yield [store.done(leased, record(leased.url)) for leased in held]  # one call
+        batches.append([leased.url for leased in held])
+    first = yield store.finished_records(count=1)  # a count of entries, not of URLs
+    assert [url for _, url, _ in first] == batches[0]
+    assert len(set(entry for entry, _, _ in first)) == 1
+    rest = yield store.finished_records(after=first[-1][0], count=1)
+    assert [(url, json.loads(text)['url']) for _, url, text in rest] == [
+        (url, url) for url in batches[1]]
+    assert (yield store.finished_records(after=rest[-1][0])) == []
+    assert (yield store.status())['finished'] == 6
+
+
 def test_leases_asked_together_keep_the_cap_and_the_delay(new_store):
     # A batch hands out what one lease at a time would: never a third item of a host
     # capped at 2, and items of a host with a delay one delay apart (server's clock).
