@@ -380,12 +380,18 @@ def pack_command(args):
     Arguments may be bytes, text (sent as UTF-8), int or float; anything else is a
     TypeError, rather than its str() going to the server unnoticed.
     """
-    parts = [('*%d\r\n' % len(args)).encode('ascii')]
+    parts = [b'*%d\r\n' % len(args)]
     for arg in args:
-        value = _argument_bytes(arg)
-        parts.append(('$%d\r\n' % len(value)).encode('ascii'))
-        parts.append(value)
-        parts.append(_CRLF)
+        kind = arg.__class__  # the common kinds first, without a call
+        if kind is binary_type:
+            value = arg
+        elif kind is text_type:
+            value = arg.encode('utf-8')
+        elif kind is int:  # not bool, a subclass: refused below
+            value = b'%d' % arg
+        else:
+            value = _argument_bytes(arg)
+        parts.append(b'$%d\r\n%s\r\n' % (len(value), value))
     return b''.join(parts)
 
 
